@@ -1,0 +1,325 @@
+//! Repository checkouts with git2: one bare mirror per repository under the cache,
+//! fetched once and reused, and per-instance work dirs holding the plain file tree of
+//! the base commit (as `git archive` would write it: no `.git` inside).
+//!
+//! Layout under the cache dir:
+//! - `mirrors/<owner>+<name>.git`: bare mirror of the repository;
+//! - `worktrees/<instance_id>/`: the tree at `base_commit`;
+//! - `worktrees/<instance_id>.commit`: the commit the tree was written from, so a
+//!   second run reuses it and a changed commit rewrites it.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// Default `--repo-url`: the repository's public HTTPS URL.
+pub const DEFAULT_URL_TEMPLATE: &str = "https://github.com/{owner}/{name}.git";
+
+/// Why a checkout failed. Recorded per instance; the run goes on.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckoutError {
+    #[error("repo '{0}' is not of the form owner/name")]
+    BadRepo(String),
+    #[error(
+        "cannot fetch {repo} from {url}: {message}. Check --repo-url (a template with {{owner}} and {{name}}; file:// URLs and local paths work)"
+    )]
+    Fetch {
+        repo: String,
+        url: String,
+        message: String,
+    },
+    #[error(
+        "commit {commit} is not in {repo} (fetched from {url}); is base_commit right, and does the mirror have full history?"
+    )]
+    MissingCommit {
+        repo: String,
+        commit: String,
+        url: String,
+    },
+    #[error("git error on {path}: {message}")]
+    Git { path: PathBuf, message: String },
+    #[error("I/O error on {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Mirrors and work dirs under one cache directory. Safe to share between threads:
+/// fetches of the same repository are serialized.
+pub struct RepoCache {
+    root: PathBuf,
+    template: String,
+    overrides: HashMap<String, String>,
+    locks: Mutex<HashMap<String, Arc<Mutex<()>>>>,
+}
+
+impl RepoCache {
+    /// A cache rooted at `root`, with `template` (`{owner}`, `{name}`) giving each
+    /// repository's URL.
+    pub fn new(root: impl Into<PathBuf>, template: impl Into<String>) -> RepoCache {
+        RepoCache {
+            root: root.into(),
+            template: template.into(),
+            overrides: HashMap::new(),
+            locks: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The cache directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Makes `repo` come from `url_or_path` whatever the template says (used for the
+    /// embedded dataset's local repository).
+    pub fn add_override(&mut self, repo: &str, url_or_path: impl Into<String>) {
+        self.overrides.insert(repo.to_string(), url_or_path.into());
+    }
+
+    /// The URL or path `repo` is fetched from.
+    pub fn url_for(&self, repo: &str) -> Result<String, CheckoutError> {
+        if let Some(u) = self.overrides.get(repo) {
+            return Ok(u.clone());
+        }
+        let (owner, name) = split_repo(repo)?;
+        Ok(self
+            .template
+            .replace("{owner}", owner)
+            .replace("{name}", name))
+    }
+
+    fn lock_for(&self, repo: &str) -> Arc<Mutex<()>> {
+        let mut locks = self.locks.lock().unwrap_or_else(|p| p.into_inner());
+        locks.entry(repo.to_string()).or_default().clone()
+    }
+
+    /// Opens the mirror of `repo`, creating and fetching it if needed, and makes sure it
+    /// holds `commit` (fetching again once if it does not).
+    pub fn mirror(&self, repo: &str, commit: &str) -> Result<git2::Repository, CheckoutError> {
+        let (owner, name) = split_repo(repo)?;
+        let path = self
+            .root
+            .join("mirrors")
+            .join(format!("{owner}+{name}.git"));
+        let url = self.url_for(repo)?;
+        let lock = self.lock_for(repo);
+        let _guard = lock.lock().unwrap_or_else(|p| p.into_inner());
+        let gerr = |e: git2::Error| CheckoutError::Git {
+            path: path.clone(),
+            message: e.message().to_string(),
+        };
+        let (mirror, fresh) = match git2::Repository::open_bare(&path) {
+            Ok(r) => (r, false),
+            Err(_) => {
+                std::fs::create_dir_all(&path).map_err(|source| CheckoutError::Io {
+                    path: path.clone(),
+                    source,
+                })?;
+                (git2::Repository::init_bare(&path).map_err(gerr)?, true)
+            }
+        };
+        let oid = git2::Oid::from_str(commit).map_err(|_| CheckoutError::MissingCommit {
+            repo: repo.to_string(),
+            commit: commit.to_string(),
+            url: url.clone(),
+        })?;
+        let has = |m: &git2::Repository| m.find_commit(oid).is_ok();
+        if fresh || !has(&mirror) {
+            tracing::info!(repo, url = %url, "fetching mirror");
+            fetch_all(&mirror, &url).map_err(|e| CheckoutError::Fetch {
+                repo: repo.to_string(),
+                url: url.clone(),
+                message: e.message().to_string(),
+            })?;
+            if !has(&mirror) {
+                // A commit on no branch (e.g. a pull request's): servers that allow it
+                // hand it out by id.
+                let _ = fetch_refspecs(&mirror, &url, &[commit]);
+            }
+            if !has(&mirror) {
+                return Err(CheckoutError::MissingCommit {
+                    repo: repo.to_string(),
+                    commit: commit.to_string(),
+                    url,
+                });
+            }
+        }
+        Ok(mirror)
+    }
+
+    /// The text of `path` at `commit` of `repo` (None if absent or not UTF-8), read from
+    /// the mirror without a checkout.
+    pub fn read_file_at(
+        &self,
+        mirror: &git2::Repository,
+        commit: &str,
+        path: &str,
+    ) -> Option<String> {
+        let oid = git2::Oid::from_str(commit).ok()?;
+        let tree = mirror.find_commit(oid).ok()?.tree().ok()?;
+        let entry = tree.get_path(Path::new(path)).ok()?;
+        let blob = mirror.find_blob(entry.id()).ok()?;
+        String::from_utf8(blob.content().to_vec()).ok()
+    }
+
+    /// Writes the tree of `commit` into `worktrees/<instance_id>/` (reused when it is
+    /// already there for this commit) and returns the directory.
+    pub fn checkout(
+        &self,
+        repo: &str,
+        commit: &str,
+        instance_id: &str,
+    ) -> Result<PathBuf, CheckoutError> {
+        let mirror = self.mirror(repo, commit)?;
+        let safe_id: String = instance_id
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let base = self.root.join("worktrees");
+        let dir = base.join(&safe_id);
+        let stamp = base.join(format!("{safe_id}.commit"));
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| CheckoutError::Io { path, source }
+        };
+        if dir.is_dir() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(commit) {
+            return Ok(dir);
+        }
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).map_err(io(&dir))?;
+        }
+        std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+        let gerr = |e: git2::Error| CheckoutError::Git {
+            path: dir.clone(),
+            message: e.message().to_string(),
+        };
+        let oid = git2::Oid::from_str(commit).map_err(gerr)?;
+        let tree = mirror
+            .find_commit(oid)
+            .and_then(|c| c.tree())
+            .map_err(gerr)?;
+        let mut opts = git2::build::CheckoutBuilder::new();
+        opts.target_dir(&dir)
+            .force()
+            .update_index(false)
+            .recreate_missing(true);
+        mirror
+            .checkout_tree(tree.as_object(), Some(&mut opts))
+            .map_err(gerr)?;
+        std::fs::write(&stamp, commit).map_err(io(&stamp))?;
+        Ok(dir)
+    }
+}
+
+fn split_repo(repo: &str) -> Result<(&str, &str), CheckoutError> {
+    match repo.split_once('/') {
+        Some((o, n)) if !o.is_empty() && !n.is_empty() && !n.contains('/') => Ok((o, n)),
+        _ => Err(CheckoutError::BadRepo(repo.to_string())),
+    }
+}
+
+fn fetch_all(mirror: &git2::Repository, url: &str) -> Result<(), git2::Error> {
+    fetch_refspecs(
+        mirror,
+        url,
+        &["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"],
+    )
+}
+
+fn fetch_refspecs(mirror: &git2::Repository, url: &str, specs: &[&str]) -> Result<(), git2::Error> {
+    let mut remote = mirror.remote_anonymous(url)?;
+    let mut fo = git2::FetchOptions::new();
+    fo.download_tags(git2::AutotagOption::None);
+    remote.fetch(specs, Some(&mut fo), None)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Creates a non-bare repository with the given files committed; returns its
+    /// TempDir and the commit id.
+    pub(crate) fn make_repo(files: &[(&str, &str)]) -> (tempfile::TempDir, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init(dir.path()).unwrap();
+        for (p, c) in files {
+            let full = dir.path().join(p);
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(full, c).unwrap();
+        }
+        let mut index = repo.index().unwrap();
+        index
+            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+            .unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let sig = git2::Signature::now("t", "t@t").unwrap();
+        let c = repo
+            .commit(Some("HEAD"), &sig, &sig, "init", &tree, &[])
+            .unwrap();
+        (dir, c.to_string())
+    }
+
+    #[test]
+    fn checks_out_from_local_path_and_file_url() {
+        let (src, commit) = make_repo(&[("pkg/a.py", "x = 1\n"), ("README.md", "hi\n")]);
+        let cache = tempfile::tempdir().unwrap();
+        for template in [
+            src.path().to_string_lossy().into_owned(),
+            format!("file://{}", src.path().display()),
+        ] {
+            let cache_dir = cache.path().join(template.len().to_string());
+            let rc = RepoCache::new(&cache_dir, template);
+            let wd = rc.checkout("o/r", &commit, "o__r-1").unwrap();
+            assert_eq!(
+                std::fs::read_to_string(wd.join("pkg/a.py")).unwrap(),
+                "x = 1\n"
+            );
+            assert!(!wd.join(".git").exists());
+            // Reuse: a second checkout returns the same dir without refetching.
+            let again = rc.checkout("o/r", &commit, "o__r-1").unwrap();
+            assert_eq!(wd, again);
+            let m = rc.mirror("o/r", &commit).unwrap();
+            assert_eq!(
+                rc.read_file_at(&m, &commit, "README.md").as_deref(),
+                Some("hi\n")
+            );
+            assert_eq!(rc.read_file_at(&m, &commit, "nope.py"), None);
+        }
+    }
+
+    #[test]
+    fn missing_commit_and_unreachable_repo_are_errors() {
+        let (src, _) = make_repo(&[("a.py", "")]);
+        let cache = tempfile::tempdir().unwrap();
+        let rc = RepoCache::new(cache.path(), src.path().to_string_lossy());
+        let err = rc
+            .checkout("o/r", "0123456789012345678901234567890123456789", "i")
+            .unwrap_err();
+        assert!(matches!(err, CheckoutError::MissingCommit { .. }), "{err}");
+        assert!(err.to_string().contains("base_commit"));
+
+        let rc = RepoCache::new(cache.path().join("x"), "/nonexistent/{owner}/{name}");
+        let err = rc
+            .checkout("o/r", "0123456789012345678901234567890123456789", "i")
+            .unwrap_err();
+        assert!(matches!(err, CheckoutError::Fetch { .. }), "{err}");
+        assert!(err.to_string().contains("--repo-url"));
+    }
+
+    #[test]
+    fn template_expansion() {
+        let rc = RepoCache::new("/c", "file:///m/{owner}+{name}/repo");
+        assert_eq!(
+            rc.url_for("psf/requests").unwrap(),
+            "file:///m/psf+requests/repo"
+        );
+        assert!(rc.url_for("bad").is_err());
+    }
+}

@@ -1,0 +1,661 @@
+//! Gold locations from a patch, by LocAgent's rules (spec §5.1–5.2).
+//!
+//! [`derive_gold`] reproduces what LocAgent's `extract_module_from_patch`
+//! (`util/benchmark/gen_oracle_locations.py`) computes, with `merge_init=True`, the
+//! setting behind the published SWE-bench Lite gold (`czlll/SWE-bench_Lite`
+//! `edit_functions`). On the 24 dev instances it matches the dataset's gold exactly at
+//! all three levels.
+//!
+//! # Rules
+//! For every `.py` file of the patch (its path is `unidiff`'s: the old path, or the new
+//! one for a created file), in patch order:
+//! 1. Parse the file at the base commit (old structure) and after applying the file's
+//!    hunks (new structure) with [`navbench_shared::python::parse_module`]. Hunks are
+//!    located like GNU `patch` (see [`crate::patch`]); each hunk's offset is added to
+//!    BOTH its deleted (old) and its added (new) line numbers, as LocAgent does.
+//! 2. Walk the hunks in order; within a hunk, deleted lines first, then added lines.
+//!    Skip a line when its text is blank, when its stripped text starts with `#`, or
+//!    when its line number lies in an import statement, a class docstring (LocAgent's
+//!    approximate range) or a module-level assignment of the structure it is mapped
+//!    against.
+//! 3. A deleted line maps against the old structure, an added line against the new one,
+//!    to a unit with [`ParsedModule::gold_unit_at`]: `Cls.meth` for a line in a direct
+//!    method (nested functions included), `Cls` for a line in `Cls.__init__`, `func` for
+//!    a line in a function outside classes, nothing for class-level code, decorators
+//!    and module-level code (see that module's docs for the `ast.walk` quirks).
+//! 4. A unit from a deleted line is *edited*. A unit from an added line that is neither
+//!    edited nor added yet is edited when it exists in the old structure
+//!    ([`ParsedModule::gold_unit_exists`]), else *added*: newly written functions do
+//!    not count as edited, and a method added to an existing class makes the class an
+//!    added module, not an edited one. (With `merge_init`, a line in a new `__init__` of
+//!    an existing class counts as an edit of that class, as in LocAgent.)
+//! 5. Edited units give `functions` (`path:Cls.meth`, `path:Cls`, `path:func`) and
+//!    `modules` (`path:Cls`, `path:func`), deduplicated, in first-seen order; added
+//!    units give `added_functions` / `added_modules` likewise.
+//!
+//! # Deliberate differences from LocAgent's script
+//! - LocAgent returns no gold for a patch touching more than one `.py` file
+//!   (`max_edit_file_num=1`). We derive every file and return the union, in patch
+//!   order.
+//! - `files` lists every `.py` file the patch modifies, deletes or renames, even when
+//!   no module or function of it is edited (only imports, only new functions, only
+//!   module-level code); LocAgent's `gt_location.jsonl` lists such files too (each
+//!   applied file gets a `file_changes` entry), while the notebook path derives files
+//!   from the edited functions. The dev gold cannot tell the two apart (every instance
+//!   edits a function of its only file). A file *created* by the patch is not in
+//!   `files` (nothing exists at the base commit to localize; LocAgent's script crashes
+//!   on it); its functions are reported as added and a note goes to `skipped`.
+//! - Where LocAgent crashes or gives up (a file that does not parse at the base commit
+//!   or after the patch), we keep the file in `files`, derive nothing else from it and
+//!   say so in `skipped`. A hunk that does not apply is an error (LocAgent: no gold).
+//!   Hunks must match exactly (GNU patch would try fuzz 1 and 2).
+//! - LocAgent can list one function id twice when a class and a function of the same
+//!   file share a name; we deduplicate.
+
+use navbench_shared::python::{GoldUnit, ParsedModule, parse_module};
+use thiserror::Error;
+
+use crate::dataset::{Locations, push_unique};
+use crate::patch::{self, ApplyError, FilePatch, LineKind, PatchError};
+
+/// Gold derived from a patch: the scored locations plus what was left out and why.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GoldDerivation {
+    /// Edited files, modules and functions: what localization is scored on.
+    pub locations: Locations,
+    /// Functions the patch writes from scratch (`path:Cls.meth`, `path:func`); not
+    /// scored.
+    pub added_functions: Vec<String>,
+    /// Modules (`path:Cls`, `path:func`) that only gain new code; not scored.
+    pub added_modules: Vec<String>,
+    /// Human-readable notes on what was not derived: non-Python files, new files,
+    /// files that do not parse, binary changes.
+    pub skipped: Vec<String>,
+}
+
+/// Why no gold could be derived from a patch.
+#[derive(Debug, Error)]
+pub enum GoldError {
+    /// The patch text is malformed.
+    #[error("cannot parse the patch: {0}")]
+    Patch(#[from] PatchError),
+    /// The patch changes a file that the base commit does not have.
+    #[error(
+        "`{path}`: the patch modifies this file but it does not exist at the base commit (wrong base commit or repository?)"
+    )]
+    MissingBase {
+        /// The file's path.
+        path: String,
+    },
+    /// A hunk does not apply to the file at the base commit.
+    #[error("`{path}`: {source} (is this patch for this base commit?)")]
+    Apply {
+        /// The file's path.
+        path: String,
+        /// What failed.
+        #[source]
+        source: ApplyError,
+    },
+    /// The same file has two sections in the patch.
+    #[error(
+        "`{path}` appears in more than one section of the patch; expected one section per file"
+    )]
+    DuplicateFile {
+        /// The file's path.
+        path: String,
+    },
+}
+
+/// Derives the gold locations of `patch` with LocAgent's rules (see the module docs).
+///
+/// `read_base(path)` returns the file's text at the base commit (`None` if absent, e.g.
+/// a new file).
+pub fn derive_gold(
+    patch: &str,
+    read_base: &dyn Fn(&str) -> Option<String>,
+) -> Result<GoldDerivation, GoldError> {
+    let parsed = patch::parse_patch(patch)?;
+    let mut gold = GoldDerivation::default();
+    let mut seen: Vec<&str> = Vec::new();
+    for file in &parsed.files {
+        let path = file.path();
+        if seen.contains(&path) {
+            return Err(GoldError::DuplicateFile {
+                path: path.to_string(),
+            });
+        }
+        seen.push(path);
+        derive_file(file, read_base, &mut gold)?;
+    }
+    Ok(gold)
+}
+
+fn derive_file(
+    file: &FilePatch,
+    read_base: &dyn Fn(&str) -> Option<String>,
+    gold: &mut GoldDerivation,
+) -> Result<(), GoldError> {
+    let path = file.path();
+    if !path.ends_with(".py") {
+        gold.skipped.push(format!("`{path}`: not a Python file"));
+        return Ok(());
+    }
+    if file.binary {
+        gold.skipped.push(format!("`{path}`: binary change"));
+        return Ok(());
+    }
+    let old_text = match (&file.old_path, file.added) {
+        (Some(old_path), false) => read_base(old_path).ok_or_else(|| GoldError::MissingBase {
+            path: old_path.clone(),
+        })?,
+        _ => String::new(),
+    };
+    let applied = patch::apply(&old_text, file).map_err(|source| GoldError::Apply {
+        path: path.to_string(),
+        source,
+    })?;
+    if file.added {
+        gold.skipped.push(format!(
+            "`{path}`: created by the patch; not a gold file (nothing to localize at the base commit), its functions count as added"
+        ));
+    } else {
+        push_unique(&mut gold.locations.files, path.to_string());
+    }
+    let old = parse_module(&old_text);
+    let new = parse_module(&applied.text);
+    if old.has_syntax_errors || new.has_syntax_errors {
+        let when = if old.has_syntax_errors {
+            "at the base commit"
+        } else {
+            "after applying the patch"
+        };
+        gold.skipped.push(format!(
+            "`{path}`: Python syntax error {when}; no module or function gold derived from it"
+        ));
+        return Ok(());
+    }
+
+    let mut edited: Vec<GoldUnit> = Vec::new();
+    let mut added: Vec<GoldUnit> = Vec::new();
+    for (hunk, &offset) in file.hunks.iter().zip(&applied.offsets) {
+        let deletes = hunk.lines.iter().filter(|l| l.kind == LineKind::Delete);
+        for line in deletes {
+            let Some(no) = line.old_line.and_then(|n| shift(n, offset)) else {
+                continue;
+            };
+            if let Some(unit) = unit_for(&line.content, no, &old) {
+                if !edited.contains(&unit) {
+                    edited.push(unit);
+                }
+            }
+        }
+        let adds = hunk.lines.iter().filter(|l| l.kind == LineKind::Add);
+        for line in adds {
+            let Some(no) = line.new_line.and_then(|n| shift(n, offset)) else {
+                continue;
+            };
+            if let Some(unit) = unit_for(&line.content, no, &new) {
+                if edited.contains(&unit) || added.contains(&unit) {
+                    continue;
+                }
+                if old.gold_unit_exists(&unit) {
+                    edited.push(unit);
+                } else {
+                    added.push(unit);
+                }
+            }
+        }
+    }
+    for unit in &edited {
+        push_unique(
+            &mut gold.locations.functions,
+            format!("{path}:{}", unit.function_name()),
+        );
+        push_unique(
+            &mut gold.locations.modules,
+            format!("{path}:{}", unit.module_name()),
+        );
+    }
+    for unit in &added {
+        push_unique(
+            &mut gold.added_functions,
+            format!("{path}:{}", unit.function_name()),
+        );
+        push_unique(
+            &mut gold.added_modules,
+            format!("{path}:{}", unit.module_name()),
+        );
+    }
+    Ok(())
+}
+
+fn shift(line: usize, offset: isize) -> Option<usize> {
+    line.checked_add_signed(offset).filter(|&n| n > 0)
+}
+
+/// The unit a changed line counts for, after LocAgent's skips.
+fn unit_for(content: &str, line: usize, module: &ParsedModule) -> Option<GoldUnit> {
+    let text = py_strip(content);
+    if text.is_empty()
+        || text.starts_with('#')
+        || module.is_import_line(line)
+        || module.is_class_docstring_line(line)
+        || module.is_top_level_assignment_line(line)
+    {
+        return None;
+    }
+    module.gold_unit_at(line)
+}
+
+/// Python's `str.strip()`.
+fn py_strip(s: &str) -> &str {
+    s.trim_matches(|c: char| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+
+    use super::*;
+
+    fn derive(patch: &str, files: &[(&str, &str)]) -> GoldDerivation {
+        let map: HashMap<String, String> = files
+            .iter()
+            .map(|(p, t)| (p.to_string(), t.to_string()))
+            .collect();
+        derive_gold(patch, &|p: &str| map.get(p).cloned()).expect("gold derives")
+    }
+
+    const MODULE: &str = "\
+import os
+
+
+class Engine:
+    \"\"\"An engine.\"\"\"
+
+    LIMIT = 3
+
+    def __init__(self):
+        self.x = 1
+
+    def run(self):
+        def inner():
+            return 1
+        return inner()
+
+
+def make():
+    return Engine()
+";
+
+    #[test]
+    fn gold_edits_map_to_methods_init_and_functions() {
+        let patch = "\
+diff --git a/pkg/core.py b/pkg/core.py
+--- a/pkg/core.py
++++ b/pkg/core.py
+@@ -1,4 +1,5 @@
+ import os
++import sys
+ 
+ 
+ class Engine:
+@@ -7,11 +8,11 @@ class Engine:
+     LIMIT = 3
+ 
+     def __init__(self):
+-        self.x = 1
++        self.x = 2
+ 
+     def run(self):
+         def inner():
+-            return 1
++            return 2
+         return inner()
+ 
+ 
+@@ -18,2 +19,3 @@ def run(self):
+ def make():
++    # a comment only
+     return Engine()
+";
+        let g = derive(patch, &[("pkg/core.py", MODULE)]);
+        assert_eq!(g.locations.files, ["pkg/core.py"]);
+        assert_eq!(
+            g.locations.functions,
+            ["pkg/core.py:Engine", "pkg/core.py:Engine.run"]
+        );
+        assert_eq!(g.locations.modules, ["pkg/core.py:Engine"]);
+        assert!(g.added_functions.is_empty() && g.skipped.is_empty());
+    }
+
+    #[test]
+    fn gold_new_functions_and_methods_are_added_not_edited() {
+        let patch = "\
+--- a/pkg/core.py
++++ b/pkg/core.py
+@@ -14,6 +14,9 @@ def run(self):
+             return 1
+         return inner()
+ 
++    def stop(self):
++        return None
++
+ 
+ def make():
+     return Engine()
+@@ -18,2 +21,6 @@ def make():
+ def make():
+     return Engine()
++
++
++def helper():
++    return make()
+";
+        let g = derive(patch, &[("pkg/core.py", MODULE)]);
+        assert_eq!(
+            g.locations.files,
+            ["pkg/core.py"],
+            "a changed file is gold even without edits"
+        );
+        assert!(g.locations.functions.is_empty() && g.locations.modules.is_empty());
+        assert_eq!(
+            g.added_functions,
+            ["pkg/core.py:Engine.stop", "pkg/core.py:helper"]
+        );
+        assert_eq!(
+            g.added_modules,
+            ["pkg/core.py:Engine", "pkg/core.py:helper"]
+        );
+    }
+
+    #[test]
+    fn gold_skips_docstrings_class_code_imports_and_other_files() {
+        let patch = "\
+diff --git a/pkg/core.py b/pkg/core.py
+--- a/pkg/core.py
++++ b/pkg/core.py
+@@ -2,9 +2,9 @@ import os
+ 
+ 
+ class Engine:
+-    \"\"\"An engine.\"\"\"
++    \"\"\"A better engine.\"\"\"
+ 
+-    LIMIT = 3
++    LIMIT = 4
+ 
+     def __init__(self):
+         self.x = 1
+diff --git a/README.md b/README.md
+--- a/README.md
++++ b/README.md
+@@ -1 +1 @@
+-old
++new
+diff --git a/pkg/fresh.py b/pkg/fresh.py
+new file mode 100644
+--- /dev/null
++++ b/pkg/fresh.py
+@@ -0,0 +1,2 @@
++def fresh():
++    pass
+";
+        let g = derive(patch, &[("pkg/core.py", MODULE), ("README.md", "old\n")]);
+        assert_eq!(g.locations.files, ["pkg/core.py"]);
+        assert!(g.locations.functions.is_empty());
+        assert_eq!(g.added_functions, ["pkg/fresh.py:fresh"]);
+        assert_eq!(g.skipped.len(), 2, "{:?}", g.skipped);
+        assert!(
+            g.skipped[0].contains("README.md") && g.skipped[1].contains("created by the patch")
+        );
+    }
+
+    #[test]
+    fn gold_offsets_shift_both_sides_and_multi_file_is_a_union() {
+        // The hunk is stated 2 lines too early for pkg/core.py with two extra lines on top.
+        let shifted = format!("# one\n# two\n{MODULE}");
+        let patch = "\
+diff --git a/pkg/core.py b/pkg/core.py
+--- a/pkg/core.py
++++ b/pkg/core.py
+@@ -18,2 +18,2 @@
+ def make():
+-    return Engine()
++    return Engine().run()
+diff --git a/pkg/util.py b/pkg/util.py
+--- a/pkg/util.py
++++ b/pkg/util.py
+@@ -1,2 +1,2 @@
+ def util():
+-    pass
++    return 1
+";
+        let g = derive(
+            patch,
+            &[
+                ("pkg/core.py", &shifted),
+                ("pkg/util.py", "def util():\n    pass\n"),
+            ],
+        );
+        assert_eq!(g.locations.files, ["pkg/core.py", "pkg/util.py"]);
+        assert_eq!(
+            g.locations.functions,
+            ["pkg/core.py:make", "pkg/util.py:util"]
+        );
+        assert_eq!(
+            g.locations.modules,
+            ["pkg/core.py:make", "pkg/util.py:util"]
+        );
+    }
+
+    #[test]
+    fn gold_errors_are_actionable() {
+        let patch = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a = 1\n+a = 2\n";
+        let err = derive_gold(patch, &|_| None).expect_err("missing base");
+        assert!(
+            err.to_string()
+                .contains("does not exist at the base commit"),
+            "{err}"
+        );
+        let err = derive_gold(patch, &|_| Some("b = 1\n".into())).expect_err("does not apply");
+        assert!(err.to_string().starts_with("`x.py`: hunk #1"), "{err}");
+        let err =
+            derive_gold("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n?\n", &|_| None).expect_err("bad");
+        assert!(
+            err.to_string()
+                .starts_with("cannot parse the patch: patch line 4"),
+            "{err}"
+        );
+        let g = derive_gold(patch, &|_| Some("a = 1\ndef (:\n".into())).expect("derives");
+        assert_eq!(g.locations.files, ["x.py"]);
+        assert!(
+            g.skipped[0].contains("syntax error at the base commit"),
+            "{:?}",
+            g.skipped
+        );
+    }
+
+    /// Builds a real repository with the `git` CLI and derives gold from a `git diff`.
+    #[test]
+    fn gold_from_a_real_git_diff() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let git = |args: &[&str]| {
+            let out = Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .current_dir(dir.path())
+                .output()
+                .expect("git runs");
+            assert!(
+                out.status.success(),
+                "git {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        git(&["init", "-q"]);
+        std::fs::create_dir_all(dir.path().join("pkg")).expect("mkdir");
+        std::fs::write(dir.path().join("pkg/core.py"), MODULE).expect("write");
+        git(&["add", "."]);
+        git(&["commit", "-q", "-m", "base"]);
+        let base = git(&["rev-parse", "HEAD"]).trim().to_string();
+        let edited = MODULE
+            .replace("self.x = 1", "self.x = 1\n        self.y = 2")
+            .replace("return Engine()", "engine = Engine()\n    return engine");
+        std::fs::write(dir.path().join("pkg/core.py"), edited).expect("write");
+        let diff = git(&["diff"]);
+        let read = |p: &str| {
+            let out = Command::new("git")
+                .args(["show", &format!("{base}:{p}")])
+                .current_dir(dir.path())
+                .output()
+                .ok()?;
+            out.status
+                .success()
+                .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+        };
+        let g = derive_gold(&diff, &read).expect("derives");
+        assert_eq!(
+            g.locations.functions,
+            ["pkg/core.py:Engine", "pkg/core.py:make"]
+        );
+        assert_eq!(
+            g.locations.modules,
+            ["pkg/core.py:Engine", "pkg/core.py:make"]
+        );
+    }
+
+    #[derive(serde::Deserialize)]
+    struct DevInstance {
+        instance_id: String,
+        repo: String,
+        base_commit: String,
+        patch: String,
+        gold: Locations,
+    }
+
+    /// Reads `path` at `commit` from a bare mirror with git2.
+    fn read_at(repo: &git2::Repository, commit: &str, path: &str) -> Option<String> {
+        let oid = git2::Oid::from_str(commit).ok()?;
+        let tree = repo.find_commit(oid).ok()?.tree().ok()?;
+        let blob = tree
+            .get_path(Path::new(path))
+            .ok()?
+            .to_object(repo)
+            .ok()?
+            .peel_to_blob()
+            .ok()?;
+        String::from_utf8(blob.content().to_vec()).ok()
+    }
+
+    /// The 24 dev instances against the mirrors under `$NAVBENCH_MIRRORS`
+    /// (`<owner>+<name>/repo`); skipped with a note when unset or absent.
+    #[test]
+    fn gold_matches_the_dev_dataset() {
+        let Some(mirrors) = std::env::var_os("NAVBENCH_MIRRORS").map(PathBuf::from) else {
+            println!(
+                "skipped: set NAVBENCH_MIRRORS to a directory holding <owner>+<name>/repo mirrors"
+            );
+            return;
+        };
+        let dataset =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets/dev/swe-bench-lite-dev.jsonl");
+        let text = std::fs::read_to_string(&dataset).expect("dev dataset is readable");
+        let mut total = 0;
+        let (mut files, mut modules, mut functions) = (0, 0, 0);
+        let mut failures = Vec::new();
+        for (n, line) in text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+        {
+            let inst: DevInstance = serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("{}:{}: {e}", dataset.display(), n + 1));
+            let dir = mirrors.join(inst.repo.replace('/', "+")).join("repo");
+            let Ok(repo) = git2::Repository::open_bare(&dir) else {
+                println!(
+                    "skipped {}: no mirror at {}",
+                    inst.instance_id,
+                    dir.display()
+                );
+                continue;
+            };
+            total += 1;
+            let read = |p: &str| read_at(&repo, &inst.base_commit, p);
+            let derived = match derive_gold(&inst.patch, &read) {
+                Ok(d) => d.locations,
+                Err(e) => {
+                    failures.push(format!("{}: {e}", inst.instance_id));
+                    continue;
+                }
+            };
+            let want = &inst.gold;
+            files += usize::from(derived.files == want.files);
+            modules += usize::from(derived.modules == want.modules);
+            functions += usize::from(derived.functions == want.functions);
+            if derived != *want {
+                failures.push(format!(
+                    "{}: want {want:?}, got {derived:?}",
+                    inst.instance_id
+                ));
+            }
+        }
+        println!(
+            "dev gold agreement on {total} instance(s): files {files}/{total}, modules {modules}/{total}, functions {functions}/{total}"
+        );
+        assert!(
+            failures.is_empty(),
+            "disagreements:\n{}",
+            failures.join("\n")
+        );
+    }
+}
+
+#[cfg(test)]
+mod tmp_diff {
+    // TEMPORARY: differential run against LocAgent's Python script (to be deleted).
+    use super::*;
+    #[test]
+    #[ignore]
+    fn tmp_dump() {
+        let input = std::env::var("GD_IN").unwrap();
+        let output = std::env::var("GD_OUT").unwrap();
+        let mut out = String::new();
+        for line in std::fs::read_to_string(input).unwrap().lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let repo = git2::Repository::open_bare(format!(
+                "/work/.mirror/{}/repo",
+                v["repo"].as_str().unwrap().replace('/', "+")
+            ))
+            .unwrap();
+            let base = v["base"].as_str().unwrap();
+            let read = |p: &str| -> Option<String> {
+                let tree = repo
+                    .find_commit(git2::Oid::from_str(base).ok()?)
+                    .ok()?
+                    .tree()
+                    .ok()?;
+                let blob = tree
+                    .get_path(std::path::Path::new(p))
+                    .ok()?
+                    .to_object(&repo)
+                    .ok()?
+                    .peel_to_blob()
+                    .ok()?;
+                String::from_utf8(blob.content().to_vec()).ok()
+            };
+            let r = match derive_gold(v["patch"].as_str().unwrap(), &read) {
+                Ok(g) => {
+                    serde_json::json!({"id": v["id"], "files": g.locations.files, "functions": g.locations.functions, "modules": g.locations.modules, "added_functions": g.added_functions, "added_modules": g.added_modules, "skipped": g.skipped})
+                }
+                Err(e) => serde_json::json!({"id": v["id"], "error": e.to_string()}),
+            };
+            out.push_str(&r.to_string());
+            out.push('\n');
+        }
+        std::fs::write(output, out).unwrap();
+    }
+}

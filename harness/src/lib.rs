@@ -1,0 +1,40 @@
+//! navbench's harness: measures code-navigation MCP servers on bug-localization tasks.
+//!
+//! Data flows through these modules, in order:
+//! - [`dataset`] reads instances ([`dataset::Instance`]: repo, base commit, issue
+//!   text, patch) from JSONL or parquet, or the embedded [`mini`] set;
+//! - [`checkout`] keeps a bare git mirror per repository ([`checkout::RepoCache`]) and
+//!   writes each instance's base tree into a work dir;
+//! - [`gold`] derives the gold [`dataset::Locations`] from the patch ([`patch`] parses
+//!   and applies unified diffs) with LocAgent's rules;
+//! - [`mcp`] spawns a server binary and talks MCP to it over stdio
+//!   ([`mcp::McpSession`]); [`policy`] holds one scripted localization policy per
+//!   variant, driving the session through a [`policy::Driver`] that records each call;
+//! - [`metrics`] scores the ranked answer with LocAgent's definitions, [`tokens`]
+//!   counts what responses and tool schemas cost, and [`output`] appends the rows to
+//!   CSV as the run goes; [`run`] orchestrates it all, [`cli`] is the command line.
+//!
+//! The harness never links a server crate: servers are separate processes reached only
+//! over MCP.
+//!
+//! ```
+//! use navbench::metrics::{Level, score_level};
+//! let gold = vec!["pkg/a.py".to_string()];
+//! let pred = vec!["pkg/b.py".to_string(), "pkg/a.py".to_string()];
+//! let s = score_level(Level::File, &gold, &pred).unwrap();
+//! assert_eq!(s.acc, vec![0.0, 1.0, 1.0]); // Acc@1, Acc@3, Acc@5
+//! ```
+
+pub mod agreement;
+pub mod checkout;
+pub mod cli;
+pub mod dataset;
+pub mod gold;
+pub mod mcp;
+pub mod metrics;
+pub mod mini;
+pub mod output;
+pub mod patch;
+pub mod policy;
+pub mod run;
+pub mod tokens;

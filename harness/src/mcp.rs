@@ -1,0 +1,884 @@
+//! The harness's MCP client: launch one server as a child process, talk MCP over its
+//! stdin/stdout, call tools under a timeout, and always clean the child up.
+//!
+//! - [`ServerSpec`] says how to launch a server; [`locate_server_binary`] finds a
+//!   navbench server binary next to the running executable.
+//! - [`McpSession::start`] spawns the child (its stderr is kept in a bounded buffer,
+//!   never mixed into our stdout), performs the `initialize` handshake and
+//!   `tools/list` within the call timeout.
+//! - [`McpSession::call`] calls one tool and returns a [`CallOutcome`] — never an
+//!   `Err`, never a panic: tool errors, JSON-RPC errors, crashes and timeouts all come
+//!   back as outcomes with `is_error` set. A timeout kills the child and marks the
+//!   session dead; later calls fail immediately.
+//! - [`McpSession::shutdown`] closes the connection, lets the server exit, kills it
+//!   if it does not, and reaps it. Dropping a session kills the child too.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), navbench::mcp::McpError> {
+//! use std::time::Duration;
+//! use navbench::mcp::{locate_server_binary, McpSession, ServerSpec};
+//!
+//! let program = locate_server_binary("navbench-text", None)?;
+//! let spec = ServerSpec::new(program).arg("--root").arg("/tmp/checkout");
+//! let mut session = McpSession::start(&spec, Duration::from_secs(30)).await?;
+//! let outcome = session
+//!     .call("grep", serde_json::json!({"pattern": "def parse"}))
+//!     .await;
+//! println!("{} ({} bytes, {:?})", outcome.text, outcome.response_bytes, outcome.latency);
+//! session.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
+    ProtocolVersion, Tool,
+};
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, ServiceError, ServiceExt as _};
+use serde::Serialize;
+use tokio::io::AsyncReadExt as _;
+use tokio::process::{Child, Command};
+use tokio::task::JoinHandle;
+
+/// How much of a server's stderr is kept for error messages.
+const STDERR_TAIL_BYTES: usize = 8 * 1024;
+/// How long a closed server gets to exit by itself before it is killed.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+/// How long to wait for a failed server's exit status and last stderr output.
+const FAILURE_GRACE: Duration = Duration::from_millis(500);
+
+/// How to launch one server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerSpec {
+    /// The executable.
+    pub program: PathBuf,
+    /// Its command-line arguments.
+    pub args: Vec<String>,
+    /// Extra environment variables (added to the inherited environment).
+    pub env: Vec<(String, String)>,
+    /// Working directory; the harness's own when `None`.
+    pub cwd: Option<PathBuf>,
+}
+
+impl ServerSpec {
+    /// A spec running `program` with no arguments.
+    pub fn new(program: impl Into<PathBuf>) -> ServerSpec {
+        ServerSpec {
+            program: program.into(),
+            args: Vec::new(),
+            env: Vec::new(),
+            cwd: None,
+        }
+    }
+
+    /// Appends one argument.
+    pub fn arg(mut self, arg: impl Into<String>) -> ServerSpec {
+        self.args.push(arg.into());
+        self
+    }
+
+    /// Adds one environment variable.
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> ServerSpec {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// The command line as one string, for messages.
+    pub fn display(&self) -> String {
+        let mut out = self.program.display().to_string();
+        for arg in &self.args {
+            out.push(' ');
+            out.push_str(arg);
+        }
+        out
+    }
+}
+
+/// Why a server could not be found, launched or initialized.
+#[derive(Debug, thiserror::Error)]
+pub enum McpError {
+    /// No server binary at any of the places searched.
+    #[error(
+        "server binary '{name}' not found; looked in: {searched}. Build it with `cargo build -p {name}`, or pass --server-dir <directory containing {name}>",
+        searched = searched.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+    )]
+    BinaryNotFound {
+        /// The binary's name.
+        name: String,
+        /// Every directory looked in.
+        searched: Vec<PathBuf>,
+    },
+    /// The process could not be started.
+    #[error(
+        "cannot start server `{command}`: {source}; check that the program exists and is executable"
+    )]
+    Spawn {
+        /// The command line.
+        command: String,
+        /// What the operating system reported.
+        source: std::io::Error,
+    },
+    /// The server failed or exited during the handshake or `tools/list`.
+    #[error("server `{command}` failed during {phase}: {reason}{status}{stderr}",
+        status = status.as_deref().map(|s| format!("; {s}")).unwrap_or_default(),
+        stderr = stderr_suffix(stderr))]
+    Startup {
+        /// The command line.
+        command: String,
+        /// `MCP initialize` or `tools/list`.
+        phase: &'static str,
+        /// What went wrong.
+        reason: String,
+        /// How the process ended, if it did.
+        status: Option<String>,
+        /// The end of its stderr.
+        stderr: String,
+    },
+    /// The server did not complete the handshake and `tools/list` in time.
+    #[error(
+        "server `{command}` did not complete the MCP handshake and tools/list within {timeout:?}; it was killed{stderr}",
+        stderr = stderr_suffix(stderr)
+    )]
+    StartupTimeout {
+        /// The command line.
+        command: String,
+        /// The limit that passed.
+        timeout: Duration,
+        /// The end of its stderr.
+        stderr: String,
+    },
+}
+
+fn stderr_suffix(stderr: &str) -> String {
+    let trimmed = stderr.trim();
+    if trimmed.is_empty() {
+        String::new()
+    } else {
+        format!("; its stderr ended with:\n{trimmed}")
+    }
+}
+
+/// Finds the server binary `name` (e.g. `navbench-text`).
+///
+/// With `override_dir`, only that directory is searched. Otherwise the directory of
+/// the running executable and its parent are searched (the parent because test
+/// binaries run from `target/<profile>/deps` while binaries live in
+/// `target/<profile>`).
+pub fn locate_server_binary(name: &str, override_dir: Option<&Path>) -> Result<PathBuf, McpError> {
+    let file_name = format!("{name}{}", std::env::consts::EXE_SUFFIX);
+    let dirs: Vec<PathBuf> = match override_dir {
+        Some(dir) => vec![dir.to_path_buf()],
+        None => {
+            let mut dirs = Vec::new();
+            if let Some(exe_dir) = std::env::current_exe()
+                .ok()
+                .and_then(|exe| exe.parent().map(Path::to_path_buf))
+            {
+                if let Some(parent) = exe_dir.parent() {
+                    let parent = parent.to_path_buf();
+                    dirs.push(exe_dir);
+                    dirs.push(parent);
+                } else {
+                    dirs.push(exe_dir);
+                }
+            }
+            dirs
+        }
+    };
+    dirs.iter()
+        .map(|dir| dir.join(&file_name))
+        .find(|candidate| is_executable(candidate))
+        .ok_or_else(|| McpError::BinaryNotFound {
+            name: name.to_string(),
+            searched: dirs,
+        })
+}
+
+fn is_executable(path: &Path) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        meta.is_file() && meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        meta.is_file()
+    }
+}
+
+/// The result of one tool call, whatever happened.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallOutcome {
+    /// The text content items of the result, joined with `\n` (empty on failure).
+    pub text: String,
+    /// The result's `structuredContent`, if any.
+    pub structured: Option<serde_json::Value>,
+    /// True for a tool-level error (`isError: true`), a JSON-RPC error, a timeout, a
+    /// crash or a dead session.
+    pub is_error: bool,
+    /// What went wrong, when `is_error`: the tool's own message for tool-level errors.
+    pub error: Option<String>,
+    /// Time from sending the request to receiving the response (or giving up).
+    pub latency: Duration,
+    /// Size of the result serialized as JSON (the `result` member of the response);
+    /// 0 when there was no result.
+    pub response_bytes: usize,
+}
+
+impl CallOutcome {
+    fn failure(message: String, latency: Duration) -> CallOutcome {
+        CallOutcome {
+            text: String::new(),
+            structured: None,
+            is_error: true,
+            error: Some(message),
+            latency,
+            response_bytes: 0,
+        }
+    }
+
+    fn from_result(result: &CallToolResult, latency: Duration) -> CallOutcome {
+        let text = result
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let is_error = result.is_error.unwrap_or(false);
+        let error = is_error.then(|| {
+            if text.is_empty() {
+                "the tool reported an error without a message".to_string()
+            } else {
+                text.clone()
+            }
+        });
+        CallOutcome {
+            structured: result.structured_content.clone(),
+            is_error,
+            error,
+            latency,
+            response_bytes: serde_json::to_vec(result).map_or(0, |v| v.len()),
+            text,
+        }
+    }
+}
+
+/// The last bytes a child wrote to stderr.
+#[derive(Debug, Clone, Default)]
+struct StderrTail(Arc<Mutex<VecDeque<u8>>>);
+
+impl StderrTail {
+    fn push(&self, bytes: &[u8]) {
+        let Ok(mut buf) = self.0.lock() else { return };
+        buf.extend(bytes);
+        let excess = buf.len().saturating_sub(STDERR_TAIL_BYTES);
+        buf.drain(..excess);
+    }
+
+    fn text(&self) -> String {
+        let Ok(buf) = self.0.lock() else {
+            return String::new();
+        };
+        let (a, b) = buf.as_slices();
+        let mut bytes = a.to_vec();
+        bytes.extend_from_slice(b);
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+}
+
+/// Tool definition as an agent's context carries it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AgentTool<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+    input_schema: &'a rmcp::model::JsonObject,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_schema: Option<&'a rmcp::model::JsonObject>,
+}
+
+/// A live connection to one server process.
+pub struct McpSession {
+    command: String,
+    call_timeout: Duration,
+    service: Option<RunningService<RoleClient, ClientConfig>>,
+    child: Option<Child>,
+    pid: Option<u32>,
+    stderr: StderrTail,
+    stderr_task: Option<JoinHandle<()>>,
+    tools: Vec<Tool>,
+    instructions: Option<String>,
+    /// Why the session can no longer be used, once it cannot.
+    dead: Option<String>,
+}
+
+impl std::fmt::Debug for McpSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpSession")
+            .field("command", &self.command)
+            .field("pid", &self.pid)
+            .field("tools", &self.tools.len())
+            .field("dead", &self.dead)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpSession {
+    /// Spawns the server, performs the MCP handshake and `tools/list`, all within
+    /// `call_timeout`. The child's stderr is kept in a bounded buffer (and logged at
+    /// `trace` level); stdout carries only MCP.
+    pub async fn start(spec: &ServerSpec, call_timeout: Duration) -> Result<McpSession, McpError> {
+        let command = spec.display();
+        let mut cmd = Command::new(&spec.program);
+        cmd.args(&spec.args)
+            .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        if let Some(cwd) = &spec.cwd {
+            cmd.current_dir(cwd);
+        }
+        let mut child = cmd.spawn().map_err(|source| McpError::Spawn {
+            command: command.clone(),
+            source,
+        })?;
+        let pid = child.id();
+        let stderr = StderrTail::default();
+        let stderr_task = child.stderr.take().map(|mut pipe| {
+            let tail = stderr.clone();
+            let name = command.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 4096];
+                while let Ok(n) = pipe.read(&mut buf).await {
+                    if n == 0 {
+                        break;
+                    }
+                    tail.push(&buf[..n]);
+                    tracing::trace!(server = %name, "stderr: {}", String::from_utf8_lossy(&buf[..n]).trim_end());
+                }
+            })
+        });
+        let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+            // Unreachable with piped stdio, but never panic on it.
+            let _ = child.kill().await;
+            return Err(McpError::Startup {
+                command,
+                phase: "MCP initialize",
+                reason: "the child's stdin/stdout pipes were not available".to_string(),
+                status: None,
+                stderr: String::new(),
+            });
+        };
+
+        let client_info = ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("navbench", env!("CARGO_PKG_VERSION")),
+        )
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
+        let handshake = async {
+            let service = client_info
+                .serve((stdout, stdin))
+                .await
+                .map_err(|e| ("MCP initialize", e.to_string()))?;
+            let tools = service
+                .list_all_tools()
+                .await
+                .map_err(|e| ("tools/list", e.to_string()))?;
+            Ok::<_, (&'static str, String)>((service, tools))
+        };
+        let started = Instant::now();
+        let outcome = tokio::time::timeout(call_timeout, handshake).await;
+        match outcome {
+            Ok(Ok((service, tools))) => {
+                let instructions = service
+                    .peer_info()
+                    .and_then(|info| info.instructions.clone());
+                tracing::debug!(
+                    command = %command,
+                    tools = tools.len(),
+                    elapsed_ms = started.elapsed().as_millis() as u64,
+                    "MCP session started"
+                );
+                Ok(McpSession {
+                    command,
+                    call_timeout,
+                    service: Some(service),
+                    child: Some(child),
+                    pid,
+                    stderr,
+                    stderr_task,
+                    tools,
+                    instructions,
+                    dead: None,
+                })
+            }
+            Ok(Err((phase, reason))) => {
+                let status = wait_or_kill(&mut child, FAILURE_GRACE).await;
+                drain_stderr(stderr_task).await;
+                Err(McpError::Startup {
+                    command,
+                    phase,
+                    reason,
+                    status: Some(status),
+                    stderr: stderr.text(),
+                })
+            }
+            Err(_elapsed) => {
+                let _ = child.kill().await;
+                drain_stderr(stderr_task).await;
+                Err(McpError::StartupTimeout {
+                    command,
+                    timeout: call_timeout,
+                    stderr: stderr.text(),
+                })
+            }
+        }
+    }
+
+    /// The tools the server listed at startup.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// The tool list as a compact JSON array of `{name, description, inputSchema[,
+    /// outputSchema]}` objects — what an agent's context carries, so the harness can
+    /// count its tokens. Keys appear in that order; schemas as the server sent them.
+    pub fn tools_json(&self) -> String {
+        let tools: Vec<AgentTool<'_>> = self
+            .tools
+            .iter()
+            .map(|t| AgentTool {
+                name: &t.name,
+                description: t.description.as_deref(),
+                input_schema: &t.input_schema,
+                output_schema: t.output_schema.as_deref(),
+            })
+            .collect();
+        serde_json::to_string(&tools).unwrap_or_else(|_| "[]".to_string())
+    }
+
+    /// The `instructions` the server sent in its handshake, if any.
+    pub fn server_instructions(&self) -> Option<&str> {
+        self.instructions.as_deref()
+    }
+
+    /// The child's process id (while it was running).
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// False once a timeout, crash or shutdown has ended the session.
+    pub fn is_alive(&self) -> bool {
+        self.dead.is_none()
+    }
+
+    /// The last few kilobytes the server wrote to stderr.
+    pub fn stderr_tail(&self) -> String {
+        self.stderr.text()
+    }
+
+    /// Calls `tool` with `args` (a JSON object, or `null` for none) within the call
+    /// timeout. Never panics and never returns early with `Err`: every failure is an
+    /// outcome with `is_error` set. A timeout kills the server and marks the session
+    /// dead; so does a crash. Calls on a dead session fail immediately.
+    pub async fn call(&mut self, tool: &str, args: serde_json::Value) -> CallOutcome {
+        if let Some(reason) = &self.dead {
+            return CallOutcome::failure(
+                format!(
+                    "the session with `{}` is no longer usable ({reason}); start a new session",
+                    self.command
+                ),
+                Duration::ZERO,
+            );
+        }
+        let arguments = match args {
+            serde_json::Value::Object(map) => Some(map),
+            serde_json::Value::Null => None,
+            other => {
+                return CallOutcome::failure(
+                    format!(
+                        "arguments for tool '{tool}' must be a JSON object (or null), not {other}"
+                    ),
+                    Duration::ZERO,
+                );
+            }
+        };
+        let Some(service) = &self.service else {
+            return CallOutcome::failure(
+                "the session has been shut down".to_string(),
+                Duration::ZERO,
+            );
+        };
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        if let Some(arguments) = arguments {
+            params = params.with_arguments(arguments);
+        }
+        let started = Instant::now();
+        let response = tokio::time::timeout(self.call_timeout, service.call_tool(params)).await;
+        let latency = started.elapsed();
+        match response {
+            Ok(Ok(result)) => CallOutcome::from_result(&result, latency),
+            Ok(Err(ServiceError::McpError(e))) => CallOutcome::failure(
+                format!(
+                    "server answered tools/call '{tool}' with JSON-RPC error {}: {}",
+                    e.code.0, e.message
+                ),
+                latency,
+            ),
+            Ok(Err(e)) => {
+                let status = match self.child.as_mut() {
+                    Some(child) => wait_or_kill(child, FAILURE_GRACE).await,
+                    None => "process already gone".to_string(),
+                };
+                drain_stderr(self.stderr_task.take()).await;
+                let reason = format!("server failed during tools/call '{tool}': {e}; {status}");
+                self.mark_dead(&reason).await;
+                CallOutcome::failure(
+                    format!("{reason}{}", stderr_suffix(&self.stderr.text())),
+                    latency,
+                )
+            }
+            Err(_elapsed) => {
+                let reason = format!(
+                    "tools/call '{tool}' timed out after {:?}; the server was killed",
+                    self.call_timeout
+                );
+                tracing::warn!(command = %self.command, "{reason}");
+                if let Some(child) = self.child.as_mut() {
+                    let _ = child.kill().await;
+                }
+                self.mark_dead(&reason).await;
+                CallOutcome::failure(reason, latency)
+            }
+        }
+    }
+
+    /// Ends the session for good: drops the connection and reaps the (killed) child.
+    async fn mark_dead(&mut self, reason: &str) {
+        self.dead = Some(reason.to_string());
+        if let Some(service) = self.service.take() {
+            let _ = tokio::time::timeout(FAILURE_GRACE, service.cancel()).await;
+        }
+        if let Some(mut child) = self.child.take() {
+            wait_or_kill(&mut child, Duration::ZERO).await;
+        }
+    }
+
+    /// Closes the connection, gives the server a moment to exit on its own, kills it
+    /// otherwise, and reaps it. Dropping the session does the same, best effort.
+    pub async fn shutdown(mut self) {
+        if self.dead.is_none() {
+            self.dead = Some("the session was shut down".to_string());
+        }
+        if let Some(service) = self.service.take() {
+            // Cancelling drops the transport, which closes the server's stdin.
+            let _ = tokio::time::timeout(SHUTDOWN_GRACE, service.cancel()).await;
+        }
+        if let Some(mut child) = self.child.take() {
+            let status = wait_or_kill(&mut child, SHUTDOWN_GRACE).await;
+            tracing::debug!(command = %self.command, %status, "MCP server stopped");
+        }
+        drain_stderr(self.stderr_task.take()).await;
+    }
+}
+
+impl Drop for McpSession {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            // SIGKILL now; `kill_on_drop` plus tokio's orphan reaping collect the exit
+            // status in the background, so no zombie is left behind.
+            let _ = child.start_kill();
+            let _ = child.try_wait();
+        }
+        if let Some(task) = self.stderr_task.take() {
+            task.abort();
+        }
+    }
+}
+
+/// Waits up to `grace` for the child to exit, kills it otherwise, and reaps it.
+/// Returns a description of how it ended.
+async fn wait_or_kill(child: &mut Child, grace: Duration) -> String {
+    if let Ok(Some(status)) = child.try_wait() {
+        return format!("it exited with {status}");
+    }
+    if !grace.is_zero()
+        && let Ok(Ok(status)) = tokio::time::timeout(grace, child.wait()).await
+    {
+        return format!("it exited with {status}");
+    }
+    match child.kill().await {
+        Ok(()) => "it was killed".to_string(),
+        Err(e) => format!("killing it failed: {e}"),
+    }
+}
+
+/// Lets the stderr reader catch the last output of an exited child (bounded wait).
+async fn drain_stderr(task: Option<JoinHandle<()>>) {
+    if let Some(mut task) = task
+        && tokio::time::timeout(FAILURE_GRACE, &mut task)
+            .await
+            .is_err()
+    {
+        task.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A minimal MCP server in Python: answers the handshake and tools/list, then on
+    /// tools/call either never answers (`hang`), exits (`crash`) or echoes (`echo`).
+    const FAKE_SERVER: &str = r#"
+import json, sys
+def send(obj):
+    sys.stdout.write(json.dumps(obj) + "\n"); sys.stdout.flush()
+for line in sys.stdin:
+    msg = json.loads(line)
+    method = msg.get("method")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {
+            "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+            "serverInfo": {"name": "fake", "version": "0"}, "instructions": "be kind"}})
+    elif method == "tools/list":
+        schema = {"type": "object", "properties": {}}
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": [
+            {"name": n, "description": n + " tool", "inputSchema": schema}
+            for n in ("echo", "hang", "crash")]}})
+    elif method == "tools/call":
+        name = msg["params"]["name"]
+        if name == "crash":
+            sys.stderr.write("fake server: crashing on purpose\n"); sys.stderr.flush()
+            sys.exit(5)
+        if name == "echo":
+            send({"jsonrpc": "2.0", "id": msg["id"], "result": {
+                "content": [{"type": "text", "text": json.dumps(msg["params"].get("arguments"))}],
+                "isError": False}})
+"#;
+
+    const TIMEOUT: Duration = Duration::from_secs(2);
+
+    fn fake_server() -> ServerSpec {
+        ServerSpec::new("python3").arg("-c").arg(FAKE_SERVER)
+    }
+
+    #[cfg(target_os = "linux")]
+    fn process_gone(pid: u32) -> bool {
+        // Reaped processes disappear from /proc; zombies would still be listed.
+        !Path::new(&format!("/proc/{pid}")).exists()
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn process_gone(_pid: u32) -> bool {
+        true
+    }
+
+    fn text_server_binary() -> Option<PathBuf> {
+        let from_env = std::env::var_os("CARGO_TARGET_DIR").map(|d| PathBuf::from(d).join("debug"));
+        locate_server_binary("navbench-text", None)
+            .ok()
+            .or_else(|| from_env.and_then(|d| locate_server_binary("navbench-text", Some(&d)).ok()))
+    }
+
+    #[test]
+    fn locate_reports_where_it_looked() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let err = locate_server_binary("navbench-nope", Some(dir.path())).expect_err("absent");
+        let msg = err.to_string();
+        assert!(msg.contains("navbench-nope"), "{msg}");
+        assert!(msg.contains(&dir.path().display().to_string()), "{msg}");
+        assert!(msg.contains("cargo build -p navbench-nope"), "{msg}");
+        assert!(msg.contains("--server-dir"), "{msg}");
+        let err = locate_server_binary("navbench-nope", None).expect_err("absent");
+        let McpError::BinaryNotFound { searched, .. } = err else {
+            panic!("wrong error")
+        };
+        assert_eq!(searched.len(), 2);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn locate_finds_executables_only() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("srv");
+        std::fs::write(&path, "#!/bin/sh\n").expect("write");
+        assert!(locate_server_binary("srv", Some(dir.path())).is_err());
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        assert_eq!(
+            locate_server_binary("srv", Some(dir.path())).expect("found"),
+            path
+        );
+    }
+
+    #[tokio::test]
+    async fn missing_program_is_spawn_error() {
+        let err = McpSession::start(&ServerSpec::new("/nonexistent/navbench-server"), TIMEOUT)
+            .await
+            .expect_err("spawn");
+        assert!(matches!(err, McpError::Spawn { .. }), "{err}");
+        assert!(err.to_string().contains("/nonexistent/navbench-server"));
+    }
+
+    #[tokio::test]
+    async fn server_exiting_immediately_is_clear_startup_error() {
+        let spec = ServerSpec::new("sh")
+            .arg("-c")
+            .arg("echo 'no config found' >&2; exit 3");
+        let err = McpSession::start(&spec, TIMEOUT).await.expect_err("exits");
+        let msg = err.to_string();
+        assert!(matches!(err, McpError::Startup { .. }), "{msg}");
+        assert!(msg.contains("MCP initialize"), "{msg}");
+        assert!(msg.contains("exit status: 3"), "{msg}");
+        assert!(msg.contains("no config found"), "{msg}");
+    }
+
+    #[tokio::test]
+    async fn server_that_never_answers_times_out_and_is_reaped() {
+        let spec = ServerSpec::new("sh").arg("-c").arg("exec sleep 600");
+        let started = Instant::now();
+        let err = McpSession::start(&spec, Duration::from_millis(500))
+            .await
+            .expect_err("timeout");
+        assert!(matches!(err, McpError::StartupTimeout { .. }), "{err}");
+        assert!(err.to_string().contains("was killed"));
+        // Not a wall-clock assertion on speed, only that we did not wait for sleep 600.
+        assert!(started.elapsed() < Duration::from_secs(600));
+    }
+
+    #[tokio::test]
+    async fn hanging_call_times_out_kills_and_reaps_child() {
+        let mut session = McpSession::start(&fake_server(), TIMEOUT)
+            .await
+            .expect("start");
+        let pid = session.pid().expect("pid");
+        assert_eq!(session.server_instructions(), Some("be kind"));
+        let names: Vec<&str> = session.tools().iter().map(|t| t.name.as_ref()).collect();
+        assert_eq!(names, ["echo", "hang", "crash"]);
+
+        let echo = session.call("echo", json!({"x": 1})).await;
+        assert!(!echo.is_error, "{echo:?}");
+        assert_eq!(echo.text, r#"{"x": 1}"#);
+        assert!(echo.response_bytes > echo.text.len());
+
+        let hang = session.call("hang", json!({})).await;
+        assert!(hang.is_error);
+        let msg = hang.error.clone().unwrap_or_default();
+        assert!(msg.contains("timed out"), "{msg}");
+        assert!(hang.latency >= TIMEOUT);
+        assert!(!session.is_alive());
+        assert!(process_gone(pid), "pid {pid} still present after timeout");
+
+        let after = session.call("echo", json!({})).await;
+        assert!(after.is_error);
+        assert_eq!(after.latency, Duration::ZERO);
+        assert!(after.error.unwrap_or_default().contains("no longer usable"));
+        session.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn crashing_server_gives_error_outcome() {
+        let mut session = McpSession::start(&fake_server(), TIMEOUT)
+            .await
+            .expect("start");
+        let pid = session.pid().expect("pid");
+        let crash = session.call("crash", json!({})).await;
+        assert!(crash.is_error);
+        let msg = crash.error.unwrap_or_default();
+        assert!(msg.contains("tools/call 'crash'"), "{msg}");
+        assert!(msg.contains("exit status: 5"), "{msg}");
+        assert!(msg.contains("crashing on purpose"), "{msg}");
+        assert!(!session.is_alive());
+        assert!(process_gone(pid));
+        let bad_args = session.call("echo", json!([1, 2])).await;
+        assert!(bad_args.is_error);
+    }
+
+    #[tokio::test]
+    async fn shutdown_and_drop_reap_the_child() {
+        let session = McpSession::start(&fake_server(), TIMEOUT)
+            .await
+            .expect("start");
+        let pid = session.pid().expect("pid");
+        session.shutdown().await;
+        assert!(process_gone(pid));
+
+        let session = McpSession::start(&fake_server(), TIMEOUT)
+            .await
+            .expect("start");
+        let pid = session.pid().expect("pid");
+        drop(session);
+        // Reaping after drop happens in the background; poll for it (bounded).
+        for _ in 0..100 {
+            if process_gone(pid) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(process_gone(pid), "pid {pid} left behind after drop");
+    }
+
+    #[tokio::test]
+    async fn text_server_end_to_end() {
+        let Some(binary) = text_server_binary() else {
+            panic!(
+                "navbench-text binary not found; run `cargo build -p navbench-text` first (with the same CARGO_TARGET_DIR)"
+            );
+        };
+        let repo = tempfile::tempdir().expect("tempdir");
+        std::fs::write(repo.path().join("app.py"), "def parse(x):\n    return x\n").expect("write");
+        let spec = ServerSpec::new(binary)
+            .arg("--root")
+            .arg(repo.path().display().to_string());
+        let mut session = McpSession::start(&spec, Duration::from_secs(10))
+            .await
+            .expect("start");
+        assert!(
+            session
+                .server_instructions()
+                .is_some_and(|i| i.contains("read_file"))
+        );
+        let tools: serde_json::Value =
+            serde_json::from_str(&session.tools_json()).expect("tools_json is JSON");
+        let first = &tools[0];
+        let keys: Vec<&String> = first.as_object().expect("object").keys().collect();
+        assert!(keys.iter().any(|k| *k == "inputSchema"), "{keys:?}");
+        assert!(first.get("annotations").is_none());
+
+        let grep = session.call("grep", json!({"pattern": "def parse"})).await;
+        assert!(!grep.is_error, "{grep:?}");
+        assert_eq!(grep.text, "app.py:1:def parse(x):");
+        assert_eq!(
+            grep.structured.as_ref().map(|s| s["total_matches"].clone()),
+            Some(json!(1))
+        );
+
+        let missing = session.call("read_file", json!({"path": "nope.py"})).await;
+        assert!(missing.is_error);
+        assert!(missing.error.unwrap_or_default().contains("does not exist"));
+        assert!(session.is_alive());
+
+        let unknown = session.call("no_such_tool", json!({})).await;
+        assert!(unknown.is_error);
+        assert!(
+            unknown.error.unwrap_or_default().contains("JSON-RPC error"),
+            "unknown tool"
+        );
+        assert!(session.is_alive());
+        session.shutdown().await;
+    }
+}

@@ -1,0 +1,520 @@
+//! Run outputs: `calls.csv`, `instances.csv`, `summary.csv` and `run.json` in the run
+//! directory. Rows are appended and flushed as the run goes, so an interrupted run keeps
+//! what it measured; [`RunOutput::open`] reads back finished pairs so a re-run with the
+//! same `--out` skips them.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use crate::metrics::{Level, column_names};
+use crate::policy::CallRecord;
+
+/// Status of one instance × variant row.
+pub const STATUS_OK: &str = "ok";
+/// The patch edits no existing function: reported, left out of the scores (as LocAgent).
+pub const STATUS_NO_GOLD: &str = "no_gold";
+/// Something failed (checkout, server, policy); `error` says what.
+pub const STATUS_ERROR: &str = "error";
+
+/// One row of `instances.csv`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstanceRow {
+    pub instance_id: String,
+    pub repo: String,
+    pub variant: String,
+    pub status: String,
+    pub error: String,
+    /// Metric values in [`metric_columns`] order; empty when the instance is not scored.
+    pub metrics: Vec<f64>,
+    pub n_calls: usize,
+    pub n_errors: usize,
+    pub tool_ms: f64,
+    pub index_ms: f64,
+    pub wall_ms: f64,
+    pub response_bytes: usize,
+    pub response_tokens: usize,
+    pub schema_tokens: usize,
+    pub gold_files: Vec<String>,
+    pub gold_functions: Vec<String>,
+    pub pred_files: Vec<String>,
+    pub pred_modules: Vec<String>,
+    pub pred_functions: Vec<String>,
+}
+
+/// Every metric column, levels in order.
+pub fn metric_columns() -> Vec<String> {
+    Level::ALL.iter().flat_map(|l| column_names(*l)).collect()
+}
+
+fn instance_header() -> Vec<String> {
+    let mut h: Vec<String> = ["instance_id", "repo", "variant", "status", "error"]
+        .map(String::from)
+        .to_vec();
+    h.extend(metric_columns());
+    h.extend(
+        [
+            "n_calls",
+            "n_errors",
+            "tool_ms",
+            "index_ms",
+            "wall_ms",
+            "response_bytes",
+            "response_tokens",
+            "schema_tokens",
+            "gold_files",
+            "gold_functions",
+            "pred_files",
+            "pred_modules",
+            "pred_functions",
+        ]
+        .map(String::from),
+    );
+    h
+}
+
+const CALL_HEADER: [&str; 10] = [
+    "instance_id",
+    "variant",
+    "step",
+    "tool",
+    "args",
+    "latency_ms",
+    "response_bytes",
+    "response_tokens",
+    "is_error",
+    "error",
+];
+
+/// Run settings saved as `run.json`, so later commands know what a run measured.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunInfo {
+    pub dataset: String,
+    pub variants: Vec<String>,
+    pub tokenizer: String,
+    pub started: String,
+    pub navbench_version: String,
+}
+
+/// Appending CSV writers of one run directory.
+pub struct RunOutput {
+    dir: PathBuf,
+    calls: Mutex<csv::Writer<File>>,
+    instances: Mutex<csv::Writer<File>>,
+    done: HashSet<(String, String)>,
+}
+
+fn open_append(path: &Path, header: &[String]) -> std::io::Result<csv::Writer<File>> {
+    let fresh = std::fs::metadata(path)
+        .map(|m| m.len() == 0)
+        .unwrap_or(true);
+    let file = OpenOptions::new().create(true).append(true).open(path)?;
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(file);
+    if fresh {
+        w.write_record(header)?;
+        w.flush()?;
+    }
+    Ok(w)
+}
+
+fn join(v: &[String]) -> String {
+    v.join(";")
+}
+
+fn fmt_f(x: f64) -> String {
+    format!("{x:.4}")
+}
+
+impl RunOutput {
+    /// Opens (creating) `dir` and its CSVs; rows already there with status `ok` or
+    /// `no_gold` mark finished pairs (errors are retried).
+    pub fn open(dir: &Path) -> anyhow::Result<RunOutput> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| anyhow::anyhow!("cannot create output dir {}: {e}", dir.display()))?;
+        let inst_path = dir.join("instances.csv");
+        let mut done = HashSet::new();
+        for row in read_instance_rows(&inst_path)? {
+            if row.status == STATUS_OK || row.status == STATUS_NO_GOLD {
+                done.insert((row.instance_id, row.variant));
+            }
+        }
+        let calls = open_append(
+            &dir.join("calls.csv"),
+            &CALL_HEADER.map(String::from).to_vec(),
+        )?;
+        let instances = open_append(&inst_path, &instance_header())?;
+        Ok(RunOutput {
+            dir: dir.to_path_buf(),
+            calls: Mutex::new(calls),
+            instances: Mutex::new(instances),
+            done,
+        })
+    }
+
+    /// The run directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// True when a previous run already finished this pair.
+    pub fn is_done(&self, instance_id: &str, variant: &str) -> bool {
+        self.done
+            .contains(&(instance_id.to_string(), variant.to_string()))
+    }
+
+    /// Appends the calls of one instance × variant.
+    pub fn write_calls(
+        &self,
+        instance_id: &str,
+        variant: &str,
+        calls: &[CallRecord],
+    ) -> anyhow::Result<()> {
+        let mut w = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+        for c in calls {
+            w.write_record([
+                instance_id,
+                variant,
+                &c.step.to_string(),
+                &c.tool,
+                &c.args,
+                &format!("{:.3}", c.latency_ms),
+                &c.response_bytes.to_string(),
+                &c.response_tokens.to_string(),
+                if c.is_error { "true" } else { "false" },
+                &c.error,
+            ])?;
+        }
+        w.flush()?;
+        Ok(())
+    }
+
+    /// Appends one instance × variant row.
+    pub fn write_instance(&self, r: &InstanceRow) -> anyhow::Result<()> {
+        let mut rec: Vec<String> = vec![
+            r.instance_id.clone(),
+            r.repo.clone(),
+            r.variant.clone(),
+            r.status.clone(),
+            r.error.clone(),
+        ];
+        let n_metrics = metric_columns().len();
+        if r.metrics.len() == n_metrics {
+            rec.extend(r.metrics.iter().map(|x| fmt_f(*x)));
+        } else {
+            rec.extend(std::iter::repeat_n(String::new(), n_metrics));
+        }
+        rec.extend([
+            r.n_calls.to_string(),
+            r.n_errors.to_string(),
+            format!("{:.3}", r.tool_ms),
+            format!("{:.3}", r.index_ms),
+            format!("{:.3}", r.wall_ms),
+            r.response_bytes.to_string(),
+            r.response_tokens.to_string(),
+            r.schema_tokens.to_string(),
+            join(&r.gold_files),
+            join(&r.gold_functions),
+            join(&r.pred_files),
+            join(&r.pred_modules),
+            join(&r.pred_functions),
+        ]);
+        let mut w = self.instances.lock().unwrap_or_else(|p| p.into_inner());
+        w.write_record(&rec)?;
+        w.flush()?;
+        Ok(())
+    }
+
+    /// Writes `run.json`.
+    pub fn write_info(&self, info: &RunInfo) -> anyhow::Result<()> {
+        std::fs::write(
+            self.dir.join("run.json"),
+            serde_json::to_string_pretty(info)?,
+        )?;
+        Ok(())
+    }
+}
+
+/// Reads `instances.csv` back (empty when absent). When a pair appears more than once
+/// (an error retried), the last row wins.
+pub fn read_instance_rows(path: &Path) -> anyhow::Result<Vec<InstanceRow>> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let mut rdr = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_path(path)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    let header: Vec<String> = rdr.headers()?.iter().map(String::from).collect();
+    let col = |name: &str| header.iter().position(|h| h == name);
+    let metric_idx: Vec<Option<usize>> = metric_columns().iter().map(|m| col(m)).collect();
+    let mut by_pair: BTreeMap<(String, String), (usize, InstanceRow)> = BTreeMap::new();
+    for (i, rec) in rdr.records().enumerate() {
+        let Ok(rec) = rec else { continue };
+        let get = |name: &str| col(name).and_then(|c| rec.get(c)).unwrap_or("").to_string();
+        let num = |name: &str| get(name).parse::<f64>().unwrap_or(0.0);
+        let list = |name: &str| {
+            let s = get(name);
+            if s.is_empty() {
+                Vec::new()
+            } else {
+                s.split(';').map(String::from).collect()
+            }
+        };
+        let metrics: Vec<f64> = metric_idx
+            .iter()
+            .map(|c| {
+                c.and_then(|c| rec.get(c))
+                    .and_then(|v| v.parse::<f64>().ok())
+            })
+            .collect::<Option<Vec<f64>>>()
+            .unwrap_or_default();
+        let row = InstanceRow {
+            instance_id: get("instance_id"),
+            repo: get("repo"),
+            variant: get("variant"),
+            status: get("status"),
+            error: get("error"),
+            metrics,
+            n_calls: num("n_calls") as usize,
+            n_errors: num("n_errors") as usize,
+            tool_ms: num("tool_ms"),
+            index_ms: num("index_ms"),
+            wall_ms: num("wall_ms"),
+            response_bytes: num("response_bytes") as usize,
+            response_tokens: num("response_tokens") as usize,
+            schema_tokens: num("schema_tokens") as usize,
+            gold_files: list("gold_files"),
+            gold_functions: list("gold_functions"),
+            pred_files: list("pred_files"),
+            pred_modules: list("pred_modules"),
+            pred_functions: list("pred_functions"),
+        };
+        by_pair.insert((row.instance_id.clone(), row.variant.clone()), (i, row));
+    }
+    let mut rows: Vec<(usize, InstanceRow)> = by_pair.into_values().collect();
+    rows.sort_by_key(|(i, _)| *i);
+    Ok(rows.into_iter().map(|(_, r)| r).collect())
+}
+
+/// Per-variant means, as `summary.csv` and the printed table show them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VariantSummary {
+    pub variant: String,
+    pub n_rows: usize,
+    pub n_scored: usize,
+    pub n_no_gold: usize,
+    pub n_errors: usize,
+    /// Means of [`metric_columns`] over scored rows, LocAgent rounding (fractions).
+    pub metrics: Vec<f64>,
+    pub mean_calls: f64,
+    pub mean_tool_ms: f64,
+    pub mean_index_ms: f64,
+    pub mean_wall_ms: f64,
+    pub mean_response_tokens: f64,
+    pub mean_schema_tokens: f64,
+}
+
+/// Summarizes rows per variant, in `variants` order.
+pub fn summarize(rows: &[InstanceRow], variants: &[String]) -> Vec<VariantSummary> {
+    let n_metrics = metric_columns().len();
+    variants
+        .iter()
+        .map(|v| {
+            let mine: Vec<&InstanceRow> = rows.iter().filter(|r| &r.variant == v).collect();
+            let scored: Vec<&&InstanceRow> = mine
+                .iter()
+                .filter(|r| r.metrics.len() == n_metrics)
+                .collect();
+            let ran: Vec<&&InstanceRow> = mine
+                .iter()
+                .filter(|r| r.status != STATUS_NO_GOLD && r.n_calls > 0)
+                .collect();
+            let mean = |f: &dyn Fn(&InstanceRow) -> f64| {
+                if ran.is_empty() {
+                    0.0
+                } else {
+                    ran.iter().map(|r| f(r)).sum::<f64>() / ran.len() as f64
+                }
+            };
+            let metrics = (0..n_metrics)
+                .map(|i| {
+                    let vals: Vec<f64> = scored.iter().map(|r| r.metrics[i]).collect();
+                    crate::metrics::locagent_mean(&vals).unwrap_or(0.0)
+                })
+                .collect();
+            VariantSummary {
+                variant: v.clone(),
+                n_rows: mine.len(),
+                n_scored: scored.len(),
+                n_no_gold: mine.iter().filter(|r| r.status == STATUS_NO_GOLD).count(),
+                n_errors: mine.iter().filter(|r| r.status == STATUS_ERROR).count(),
+                metrics,
+                mean_calls: mean(&|r| r.n_calls as f64),
+                mean_tool_ms: mean(&|r| r.tool_ms),
+                mean_index_ms: mean(&|r| r.index_ms),
+                mean_wall_ms: mean(&|r| r.wall_ms),
+                mean_response_tokens: mean(&|r| r.response_tokens as f64),
+                mean_schema_tokens: mean(&|r| r.schema_tokens as f64),
+            }
+        })
+        .collect()
+}
+
+/// Writes `summary.csv`.
+pub fn write_summary(path: &Path, sums: &[VariantSummary]) -> anyhow::Result<()> {
+    let mut w = csv::Writer::from_path(path)?;
+    let mut header: Vec<String> = [
+        "variant",
+        "n_instances",
+        "n_scored",
+        "n_no_gold",
+        "n_errors",
+    ]
+    .map(String::from)
+    .to_vec();
+    header.extend(metric_columns());
+    header.extend(
+        [
+            "n_calls",
+            "tool_ms",
+            "index_ms",
+            "wall_ms",
+            "response_tokens",
+            "schema_tokens",
+        ]
+        .map(String::from),
+    );
+    w.write_record(&header)?;
+    for s in sums {
+        let mut rec = vec![
+            s.variant.clone(),
+            s.n_rows.to_string(),
+            s.n_scored.to_string(),
+            s.n_no_gold.to_string(),
+            s.n_errors.to_string(),
+        ];
+        rec.extend(s.metrics.iter().map(|x| fmt_f(*x)));
+        rec.extend(
+            [
+                s.mean_calls,
+                s.mean_tool_ms,
+                s.mean_index_ms,
+                s.mean_wall_ms,
+                s.mean_response_tokens,
+                s.mean_schema_tokens,
+            ]
+            .map(|x| format!("{x:.2}")),
+        );
+        w.write_record(&rec)?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
+/// The summary as a fixed-width table (accuracies in percent, as the paper prints them).
+pub fn format_table(sums: &[VariantSummary]) -> String {
+    let cols = metric_columns();
+    let pick = |s: &VariantSummary, name: &str| {
+        cols.iter()
+            .position(|c| c == name)
+            .and_then(|i| s.metrics.get(i))
+            .map_or("-".to_string(), |v| format!("{:.1}", v * 100.0))
+    };
+    let mut out = format!(
+        "{:<10} {:>4} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>9} {:>7} {:>9} {:>9}\n",
+        "variant",
+        "n",
+        "file@1",
+        "file@3",
+        "file@5",
+        "mod@5",
+        "mod@10",
+        "fn@5",
+        "fn@10",
+        "calls",
+        "resp_tok",
+        "schema",
+        "tool_ms",
+        "wall_ms"
+    );
+    for s in sums {
+        out.push_str(&format!(
+            "{:<10} {:>4} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6.1} {:>9.0} {:>7.0} {:>9.1} {:>9.1}\n",
+            s.variant,
+            s.n_scored,
+            pick(s, "file_acc_1"),
+            pick(s, "file_acc_3"),
+            pick(s, "file_acc_5"),
+            pick(s, "module_acc_5"),
+            pick(s, "module_acc_10"),
+            pick(s, "function_acc_5"),
+            pick(s, "function_acc_10"),
+            s.mean_calls,
+            s.mean_response_tokens,
+            s.mean_schema_tokens,
+            s.mean_tool_ms,
+            s.mean_wall_ms,
+        ));
+        if s.n_errors > 0 || s.n_no_gold > 0 {
+            out.push_str(&format!(
+                "{:<10} ({} error(s), {} without edited functions; see instances.csv)\n",
+                "", s.n_errors, s.n_no_gold
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str, status: &str, metrics: Vec<f64>) -> InstanceRow {
+        InstanceRow {
+            instance_id: id.into(),
+            repo: "o/r".into(),
+            variant: "text".into(),
+            status: status.into(),
+            metrics,
+            n_calls: 3,
+            pred_files: vec!["a.py".into(), "b.py".into()],
+            ..InstanceRow::default()
+        }
+    }
+
+    #[test]
+    fn rows_round_trip_and_resume_skips_finished() {
+        let dir = tempfile::tempdir().unwrap();
+        let n = metric_columns().len();
+        {
+            let out = RunOutput::open(dir.path()).unwrap();
+            out.write_instance(&row("i1", STATUS_OK, vec![1.0; n]))
+                .unwrap();
+            out.write_instance(&row("i2", STATUS_ERROR, vec![]))
+                .unwrap();
+            out.write_instance(&row("i3", STATUS_NO_GOLD, vec![]))
+                .unwrap();
+        }
+        let out = RunOutput::open(dir.path()).unwrap();
+        assert!(out.is_done("i1", "text"));
+        assert!(!out.is_done("i2", "text"));
+        assert!(out.is_done("i3", "text"));
+        // A retried error: the last row wins.
+        out.write_instance(&row("i2", STATUS_OK, vec![0.0; n]))
+            .unwrap();
+        let rows = read_instance_rows(&dir.path().join("instances.csv")).unwrap();
+        assert_eq!(rows.len(), 3);
+        let i2 = rows.iter().find(|r| r.instance_id == "i2").unwrap();
+        assert_eq!(i2.status, STATUS_OK);
+        assert_eq!(rows[0].pred_files, vec!["a.py", "b.py"]);
+        let sums = summarize(&rows, &["text".to_string()]);
+        assert_eq!(sums[0].n_scored, 2);
+        assert_eq!(sums[0].metrics[0], 0.5);
+        assert!(format_table(&sums).contains("50.0"));
+    }
+}

@@ -1,0 +1,334 @@
+//! Candidate search terms from an issue text, the way a developer skims one: code in
+//! backticks, dotted names, CamelCase and snake_case identifiers, call sites, file paths
+//! and traceback frames.
+//!
+//! Extraction is deterministic: terms come out ranked by how strongly the text marks
+//! them as code (a traceback frame or backticks beat a bare CamelCase word), then by
+//! frequency, then alphabetically.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// A frame of a Python traceback: `File "path", line N, in func`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    pub path: String,
+    pub line: usize,
+    pub func: String,
+}
+
+/// One identifier to search for, with the strength of the evidence that it is code.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Term {
+    pub text: String,
+    /// 1.0 for the strongest kind of evidence (traceback function, backticks) down to
+    /// 0.5 for a bare snake_case word; the policy multiplies IDF by it.
+    pub weight: f64,
+    /// Times it occurs in the text.
+    pub count: usize,
+}
+
+/// What [`extract`] finds in a problem statement.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Extracted {
+    /// Python file paths mentioned anywhere (including frames), in order of appearance.
+    pub paths: Vec<String>,
+    pub frames: Vec<Frame>,
+    /// Ranked identifiers (see the module doc).
+    pub terms: Vec<Term>,
+}
+
+static FRAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"File "([^"\n]+)", line (\d+), in ([A-Za-z_<][\w>]*)"#).expect("valid regex")
+});
+static PATH: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"[\w./-]*\w\.py\b").expect("valid regex"));
+static BACKTICK: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"`{1,3}([^`]+?)`{1,3}").expect("valid regex"));
+static DOTTED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b").expect("valid regex"));
+static CALL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\b([A-Za-z_]\w*)\(").expect("valid regex"));
+static CAMEL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"\b_?[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+\b|\b_?[A-Z]{2,}[a-z]\w*\b|\b[a-z]+[A-Z]\w*\b",
+    )
+    .expect("valid regex")
+});
+static SNAKE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b_*[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+_*\b").expect("valid regex")
+});
+static IDENT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"[A-Za-z_][A-Za-z0-9_]*").expect("valid regex"));
+
+/// Words that look like identifiers but carry no localization signal: Python keywords,
+/// ubiquitous builtins and names, and traceback furniture.
+const STOP: &[&str] = &[
+    "and",
+    "as",
+    "assert",
+    "async",
+    "await",
+    "break",
+    "class",
+    "continue",
+    "def",
+    "del",
+    "elif",
+    "else",
+    "except",
+    "finally",
+    "for",
+    "from",
+    "global",
+    "if",
+    "import",
+    "in",
+    "is",
+    "lambda",
+    "nonlocal",
+    "not",
+    "or",
+    "pass",
+    "raise",
+    "return",
+    "try",
+    "while",
+    "with",
+    "yield",
+    "none",
+    "true",
+    "false",
+    "self",
+    "cls",
+    "print",
+    "len",
+    "str",
+    "int",
+    "float",
+    "dict",
+    "list",
+    "set",
+    "tuple",
+    "type",
+    "object",
+    "bool",
+    "range",
+    "open",
+    "super",
+    "isinstance",
+    "getattr",
+    "setattr",
+    "hasattr",
+    "repr",
+    "module",
+    "file",
+    "line",
+    "most",
+    "recent",
+    "call",
+    "last",
+    "traceback",
+    "python",
+    "py",
+    "the",
+    "this",
+    "that",
+    "with",
+    "when",
+    "then",
+    "but",
+    "not",
+    "are",
+    "was",
+    "has",
+    "have",
+    "should",
+    "would",
+    "could",
+    "expected",
+    "actual",
+    "error",
+    "value",
+    "http",
+    "https",
+    "www",
+    "com",
+    "org",
+    "github",
+    "issue",
+    "bug",
+    "example",
+    "test",
+    "tests",
+    "main",
+    "args",
+    "kwargs",
+    "init",
+    "__init__",
+    "__main__",
+    "__name__",
+    "utf",
+    "json",
+    "pip",
+    "import",
+];
+
+fn is_stop(word: &str) -> bool {
+    let lower = word.to_ascii_lowercase();
+    word.len() < 3
+        || STOP.contains(&lower.as_str())
+        || word.chars().all(|c| c.is_ascii_digit() || c == '_')
+}
+
+/// Extracts paths, frames and ranked terms from `text`.
+pub fn extract(text: &str) -> Extracted {
+    let mut out = Extracted::default();
+    // term -> (best weight, count, first position)
+    let mut seen: HashMap<String, (f64, usize, usize)> = HashMap::new();
+    let mut add = |word: &str, weight: f64, pos: usize| {
+        let word = word.trim_matches('.');
+        if is_stop(word) {
+            return;
+        }
+        let e = seen.entry(word.to_string()).or_insert((weight, 0, pos));
+        e.0 = e.0.max(weight);
+        e.1 += 1;
+    };
+
+    for c in FRAME.captures_iter(text) {
+        let frame = Frame {
+            path: c[1].to_string(),
+            line: c[2].parse().unwrap_or(0),
+            func: c[3].to_string(),
+        };
+        if !frame.func.starts_with('<') {
+            add(&frame.func, 1.0, c.get(0).map_or(0, |m| m.start()));
+        }
+        out.frames.push(frame);
+    }
+    for m in PATH.find_iter(text) {
+        let p = m.as_str().trim_start_matches("./").to_string();
+        if !out.paths.contains(&p) {
+            out.paths.push(p);
+        }
+    }
+    for c in BACKTICK.captures_iter(text) {
+        let span = c.get(1).map_or("", |m| m.as_str());
+        let pos = c.get(0).map_or(0, |m| m.start());
+        // Short spans are names; long ones are code: take their identifiers.
+        for id in IDENT.find_iter(span) {
+            let w = if span.len() <= 60 { 1.0 } else { 0.7 };
+            add(id.as_str(), w, pos + id.start());
+        }
+    }
+    for m in DOTTED.find_iter(text) {
+        let s = m.as_str();
+        // Skip file names and version-like or sentence-like fragments.
+        if s.ends_with(".py") || s.split('.').any(|p| p.is_empty()) {
+            continue;
+        }
+        let parts: Vec<&str> = s.split('.').collect();
+        for (i, p) in parts.iter().enumerate() {
+            // The last components name the thing; leading ones are usually packages.
+            let w = if i + 1 == parts.len() { 0.9 } else { 0.6 };
+            add(p, w, m.start());
+        }
+    }
+    for c in CALL.captures_iter(text) {
+        add(&c[1], 0.8, c.get(0).map_or(0, |m| m.start()));
+    }
+    for m in CAMEL.find_iter(text) {
+        add(m.as_str(), 0.7, m.start());
+    }
+    for m in SNAKE.find_iter(text) {
+        add(m.as_str(), 0.6, m.start());
+    }
+    // Path stems are identifiers too (`discounts.py` → `discounts`).
+    for p in &out.paths {
+        if let Some(stem) = p.rsplit('/').next().and_then(|f| f.strip_suffix(".py")) {
+            add(stem, 0.5, 0);
+        }
+    }
+
+    let mut terms: Vec<(String, (f64, usize, usize))> = seen.into_iter().collect();
+    terms.sort_by(|a, b| {
+        b.1.0
+            .total_cmp(&a.1.0)
+            .then(b.1.1.cmp(&a.1.1))
+            .then(a.1.2.cmp(&b.1.2))
+            .then(a.0.cmp(&b.0))
+    });
+    out.terms = terms
+        .into_iter()
+        .map(|(text, (weight, count, _))| Term {
+            text,
+            weight,
+            count,
+        })
+        .collect();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(e: &Extracted) -> Vec<&str> {
+        e.terms.iter().map(|t| t.text.as_str()).collect()
+    }
+
+    #[test]
+    fn traceback_frames_paths_and_backticks() {
+        let text = r#"Calling `Cart.total()` fails:
+
+Traceback (most recent call last):
+  File "app.py", line 3, in <module>
+  File "shop/pricing/discounts.py", line 57, in apply_discount
+    return compute_rate(order) * 2
+ZeroDivisionError: division by zero
+"#;
+        let e = extract(text);
+        assert_eq!(e.frames.len(), 2);
+        assert_eq!(e.frames[1].path, "shop/pricing/discounts.py");
+        assert_eq!(e.frames[1].line, 57);
+        assert_eq!(e.frames[1].func, "apply_discount");
+        assert_eq!(e.paths, vec!["app.py", "shop/pricing/discounts.py"]);
+        let t = texts(&e);
+        // Strongest evidence first: frame functions and backticked names.
+        assert!(t[..3].contains(&"apply_discount"), "{t:?}");
+        assert!(t[..3].contains(&"Cart"), "{t:?}");
+        assert!(t.contains(&"compute_rate"));
+        assert!(t.contains(&"ZeroDivisionError"));
+        assert!(!t.contains(&"module"));
+        assert!(!t.contains(&"line"));
+    }
+
+    #[test]
+    fn dotted_names_and_camel_case() {
+        let e = extract(
+            "They are requests.packages.urllib3.exceptions.DecodeError and the HTTPAdapter class.",
+        );
+        let t = texts(&e);
+        assert!(t.contains(&"DecodeError"));
+        assert!(
+            t.contains(&"HTTPAdapter") || t.contains(&"Adapter"),
+            "{t:?}"
+        );
+        assert!(t.contains(&"urllib3"));
+        // The last component of a dotted name outranks its packages.
+        let pos = |w: &str| t.iter().position(|x| *x == w).unwrap();
+        assert!(pos("DecodeError") < pos("packages"));
+    }
+
+    #[test]
+    fn deterministic_and_stopword_free() {
+        let text = "The `self` and `None` and `x` of parse_config() in setup_logging";
+        let a = extract(text);
+        assert_eq!(a, extract(text));
+        let t = texts(&a);
+        assert_eq!(t, vec!["parse_config", "setup_logging"]);
+    }
+}

@@ -1,0 +1,393 @@
+//! `navbench run`: the pipeline from dataset to CSVs.
+//!
+//! For each instance (up to `--jobs` at once): fetch the repository's mirror, derive the
+//! gold locations from the patch at the base commit, write the base tree into a work
+//! dir; then for each variant: spawn its server, let the variant's policy localize,
+//! shut the server down, score the answer and append the rows. Any failure is recorded
+//! on that instance's rows and the run goes on.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::checkout::RepoCache;
+use crate::dataset::{Dataset, Instance, Locations};
+use crate::gold;
+use crate::mcp::{McpSession, locate_server_binary};
+use crate::metrics::{Level, score_level};
+use crate::mini;
+use crate::output::{
+    self, InstanceRow, RunInfo, RunOutput, STATUS_ERROR, STATUS_NO_GOLD, STATUS_OK,
+};
+use crate::policy::{self, Driver, Task, VariantDef};
+use crate::tokens::Tokenizer;
+
+/// The dev dataset (24 SWE-bench Lite instances), embedded for `--dataset dev`.
+pub const DEV_DATASET: &str = include_str!("../../datasets/dev/swe-bench-lite-dev.jsonl");
+
+/// Everything `navbench run` takes.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// `mini`, `dev`, or a path to a .jsonl / .parquet file.
+    pub dataset: String,
+    pub variants: Vec<String>,
+    pub repo_url: String,
+    pub cache: PathBuf,
+    pub out: PathBuf,
+    pub jobs: usize,
+    pub instances: Vec<String>,
+    pub limit: Option<usize>,
+    pub tokenizer: Tokenizer,
+    pub call_timeout: Duration,
+    pub server_dir: Option<PathBuf>,
+}
+
+/// Loads a dataset by name or path and prepares the repository cache for it (the
+/// embedded `mini` repository is built under the cache and used whatever the URL
+/// template says).
+pub fn load_dataset(
+    spec: &str,
+    cache_dir: &Path,
+    repo_url: &str,
+) -> anyhow::Result<(Dataset, RepoCache)> {
+    let mut cache = RepoCache::new(cache_dir, repo_url);
+    let ds = match spec {
+        "mini" => {
+            let (path, commit) = mini::materialize(&cache_dir.join("mini"))?;
+            cache.add_override(mini::MINI_REPO, path.to_string_lossy().into_owned());
+            mini::dataset(&commit)?
+        }
+        "dev" => Dataset::from_jsonl("dev", DEV_DATASET),
+        path => Dataset::load(Path::new(path))?,
+    };
+    for p in &ds.problems {
+        tracing::warn!(
+            "dataset {} record {}: {} (skipped)",
+            ds.name,
+            p.record,
+            p.message
+        );
+        eprintln!(
+            "warning: dataset {} record {}: {} (skipped)",
+            ds.name, p.record, p.message
+        );
+    }
+    Ok((ds, cache))
+}
+
+/// Validates variant names and finds their binaries before anything runs.
+pub fn resolve_variants(
+    names: &[String],
+    server_dir: Option<&Path>,
+) -> anyhow::Result<Vec<(&'static VariantDef, PathBuf)>> {
+    let mut out = Vec::new();
+    for n in names {
+        let v = policy::find_variant(n).map_err(anyhow::Error::msg)?;
+        let bin = locate_server_binary(v.binary, server_dir).with_context(|| {
+            format!("variant '{}' needs `cargo build -p {}`", v.name, v.package)
+        })?;
+        out.push((v, bin));
+    }
+    Ok(out)
+}
+
+/// What one instance's preparation produced.
+struct Prepared {
+    workdir: PathBuf,
+    gold: Locations,
+}
+
+fn prepare(cache: &RepoCache, inst: &Instance) -> anyhow::Result<Prepared> {
+    let mirror = cache.mirror(&inst.repo, &inst.base_commit)?;
+    let read = |p: &str| cache.read_file_at(&mirror, &inst.base_commit, p);
+    let derived = gold::derive_gold(&inst.patch, &read).with_context(|| {
+        format!(
+            "cannot derive gold locations from the patch of {}",
+            inst.instance_id
+        )
+    })?;
+    drop(mirror);
+    let workdir = cache.checkout(&inst.repo, &inst.base_commit, &inst.instance_id)?;
+    Ok(Prepared {
+        workdir,
+        gold: derived.locations,
+    })
+}
+
+/// Scores predictions at every level; `None` unless every level has gold.
+pub fn score_all(gold: &Locations, pred: &Locations) -> Option<Vec<f64>> {
+    let mut values = Vec::new();
+    for level in Level::ALL {
+        let (g, p) = match level {
+            Level::File => (&gold.files, &pred.files),
+            Level::Module => (&gold.modules, &pred.modules),
+            Level::Function => (&gold.functions, &pred.functions),
+        };
+        values.extend(score_level(level, g, p)?.values());
+    }
+    Some(values)
+}
+
+async fn run_variant(
+    cfg: &RunConfig,
+    variant: &VariantDef,
+    binary: &Path,
+    inst: &Instance,
+    prep: &Prepared,
+) -> (InstanceRow, Vec<policy::CallRecord>) {
+    let wall = Instant::now();
+    let mut row = InstanceRow {
+        instance_id: inst.instance_id.clone(),
+        repo: inst.repo.clone(),
+        variant: variant.name.to_string(),
+        gold_files: prep.gold.files.clone(),
+        gold_functions: prep.gold.functions.clone(),
+        ..InstanceRow::default()
+    };
+    let spec = variant.server_spec(binary.to_path_buf(), &prep.workdir, &cfg.cache);
+    let mut session = match McpSession::start(&spec, cfg.call_timeout).await {
+        Ok(s) => s,
+        Err(e) => {
+            row.status = STATUS_ERROR.into();
+            row.error = format!("server {} did not start: {e}", variant.binary);
+            row.wall_ms = wall.elapsed().as_secs_f64() * 1000.0;
+            return (row, Vec::new());
+        }
+    };
+    row.index_ms = wall.elapsed().as_secs_f64() * 1000.0;
+    row.schema_tokens = cfg.tokenizer.count(&session.tools_json());
+    let task = Task {
+        instance: inst,
+        workdir: &prep.workdir,
+    };
+    let (result, records) = {
+        let mut driver = Driver::new(&mut session, cfg.tokenizer);
+        let r = policy::run_policy(variant, &mut driver, &task).await;
+        (r, driver.records)
+    };
+    session.shutdown().await;
+    let pred = match result {
+        Ok(p) => {
+            row.status = STATUS_OK.into();
+            p
+        }
+        Err(e) => {
+            row.status = STATUS_ERROR.into();
+            row.error = format!("{e:#}");
+            Locations::default()
+        }
+    };
+    // A failed call (e.g. a timeout that killed the server) marks the row even when
+    // the policy could answer with what it had.
+    if row.status == STATUS_OK
+        && let Some(bad) = records
+            .iter()
+            .find(|c| c.is_error && c.error.contains("timed out"))
+    {
+        row.status = STATUS_ERROR.into();
+        row.error = format!("call {} ({}) {}", bad.step, bad.tool, bad.error);
+    }
+    row.metrics = score_all(&prep.gold, &pred).unwrap_or_default();
+    row.n_calls = records.len();
+    row.n_errors = records.iter().filter(|c| c.is_error).count();
+    row.tool_ms = records.iter().map(|c| c.latency_ms).sum();
+    row.response_bytes = records.iter().map(|c| c.response_bytes).sum();
+    row.response_tokens = records.iter().map(|c| c.response_tokens).sum();
+    row.pred_files = pred.files;
+    row.pred_modules = pred.modules;
+    row.pred_functions = pred.functions;
+    row.wall_ms = wall.elapsed().as_secs_f64() * 1000.0;
+    (row, records)
+}
+
+async fn run_instance(
+    cfg: Arc<RunConfig>,
+    cache: Arc<RepoCache>,
+    out: Arc<RunOutput>,
+    variants: Arc<Vec<(&'static VariantDef, PathBuf)>>,
+    inst: Instance,
+    bar: ProgressBar,
+) {
+    let pending: Vec<&(&VariantDef, PathBuf)> = variants
+        .iter()
+        .filter(|(v, _)| !out.is_done(&inst.instance_id, v.name))
+        .collect();
+    // Pairs finished by an earlier run with the same --out count as done.
+    bar.inc((variants.len() - pending.len()) as u64);
+    if pending.is_empty() {
+        return;
+    }
+    let n_pending = pending.len() as u64;
+    bar.set_message(inst.instance_id.clone());
+    let prep = {
+        let cache = cache.clone();
+        let inst = inst.clone();
+        tokio::task::spawn_blocking(move || prepare(&cache, &inst)).await
+    };
+    let prep = match prep {
+        Ok(Ok(p)) => p,
+        Ok(Err(e)) => {
+            record_failure(&out, &inst, &pending, STATUS_ERROR, &format!("{e:#}"));
+            bar.inc(n_pending);
+            return;
+        }
+        Err(join) => {
+            record_failure(
+                &out,
+                &inst,
+                &pending,
+                STATUS_ERROR,
+                &format!("preparation panicked: {join}"),
+            );
+            bar.inc(n_pending);
+            return;
+        }
+    };
+    if prep.gold.functions.is_empty() {
+        let msg = "the patch edits no existing function: left out of the scores, as in LocAgent";
+        record_failure(&out, &inst, &pending, STATUS_NO_GOLD, msg);
+        bar.inc(n_pending);
+        return;
+    }
+    for (variant, binary) in pending {
+        let (row, calls) = run_variant(&cfg, variant, binary, &inst, &prep).await;
+        if let Err(e) = out.write_calls(&inst.instance_id, variant.name, &calls) {
+            tracing::error!("cannot write calls.csv: {e:#}");
+        }
+        if let Err(e) = out.write_instance(&row) {
+            tracing::error!("cannot write instances.csv: {e:#}");
+        }
+        if row.status == STATUS_ERROR {
+            bar.suspend(|| eprintln!("{} × {}: {}", inst.instance_id, variant.name, row.error));
+        }
+        bar.inc(1);
+    }
+}
+
+fn record_failure(
+    out: &RunOutput,
+    inst: &Instance,
+    pending: &[&(&VariantDef, PathBuf)],
+    status: &str,
+    msg: &str,
+) {
+    if status == STATUS_ERROR {
+        eprintln!("{}: {msg}", inst.instance_id);
+    }
+    for (v, _) in pending {
+        let row = InstanceRow {
+            instance_id: inst.instance_id.clone(),
+            repo: inst.repo.clone(),
+            variant: v.name.to_string(),
+            status: status.to_string(),
+            error: msg.to_string(),
+            ..InstanceRow::default()
+        };
+        if let Err(e) = out.write_instance(&row) {
+            tracing::error!("cannot write instances.csv: {e:#}");
+        }
+    }
+}
+
+/// Runs the benchmark and returns the summary (also written to `summary.csv`).
+pub async fn run(cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummary>> {
+    if cfg.variants.is_empty() {
+        anyhow::bail!(
+            "no variants given: pass --variants with one or more of {}",
+            variant_names()
+        );
+    }
+    let variants = resolve_variants(&cfg.variants, cfg.server_dir.as_deref())?;
+    let (mut ds, cache) = load_dataset(&cfg.dataset, &cfg.cache, &cfg.repo_url)?;
+    if !cfg.instances.is_empty() {
+        ds.select_ids(&cfg.instances)?;
+    }
+    if let Some(n) = cfg.limit {
+        ds.instances.truncate(n);
+    }
+    if ds.instances.is_empty() {
+        anyhow::bail!("dataset '{}' has no valid instance to run", ds.name);
+    }
+    let out = RunOutput::open(&cfg.out)?;
+    out.write_info(&RunInfo {
+        dataset: ds.name.clone(),
+        variants: cfg.variants.clone(),
+        tokenizer: cfg.tokenizer.name().to_string(),
+        started: chrono::Utc::now().to_rfc3339(),
+        navbench_version: env!("CARGO_PKG_VERSION").to_string(),
+    })?;
+    if !ds.problems.is_empty() {
+        let mut w = csv::Writer::from_path(cfg.out.join("skipped.csv"))?;
+        w.write_record(["record", "message"])?;
+        for p in &ds.problems {
+            w.write_record([p.record.to_string(), p.message.clone()])?;
+        }
+        w.flush()?;
+    }
+    eprintln!(
+        "navbench: {} instance(s) of '{}' × {} → {}",
+        ds.instances.len(),
+        ds.name,
+        cfg.variants.join(","),
+        cfg.out.display()
+    );
+
+    let total = (ds.instances.len() * variants.len()) as u64;
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    let cfg = Arc::new(cfg);
+    let cache = Arc::new(cache);
+    let out = Arc::new(out);
+    let variants = Arc::new(variants);
+    let sem = Arc::new(tokio::sync::Semaphore::new(cfg.jobs.max(1)));
+    let mut tasks = tokio::task::JoinSet::new();
+    for inst in ds.instances.clone() {
+        let permit = sem.clone().acquire_owned().await?;
+        let (cfg, cache, out, variants, bar) = (
+            cfg.clone(),
+            cache.clone(),
+            out.clone(),
+            variants.clone(),
+            bar.clone(),
+        );
+        tasks.spawn(async move {
+            run_instance(cfg, cache, out, variants, inst, bar).await;
+            drop(permit);
+        });
+    }
+    while let Some(r) = tasks.join_next().await {
+        if let Err(e) = r {
+            tracing::error!("an instance task failed: {e}");
+        }
+    }
+    bar.finish_and_clear();
+
+    let ids: Vec<&str> = ds
+        .instances
+        .iter()
+        .map(|i| i.instance_id.as_str())
+        .collect();
+    let rows: Vec<InstanceRow> = output::read_instance_rows(&cfg.out.join("instances.csv"))?
+        .into_iter()
+        .filter(|r| ids.contains(&r.instance_id.as_str()))
+        .collect();
+    let sums = output::summarize(&rows, &cfg.variants);
+    output::write_summary(&cfg.out.join("summary.csv"), &sums)?;
+    Ok(sums)
+}
+
+/// Names of every variant, comma-separated.
+pub fn variant_names() -> String {
+    policy::VARIANTS
+        .iter()
+        .map(|v| v.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,292 @@
+//! End to end: the real `navbench` binary runs the real `navbench-text` server over MCP
+//! on a git repository created here, and writes the CSVs. Also the failure paths a
+//! user hits: bad arguments, bad datasets, missing commits, servers that die or hang.
+//!
+//! Needs every binary built (`cargo test --workspace` does it).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const APP: &str = "\
+import json
+
+
+class Store:
+    def __init__(self, path):
+        self.path = path
+        self.items = {}
+
+    def load(self):
+        with open(self.path) as fh:
+            self.items = json.load(fh)
+        return self.items
+
+    def total_price(self):
+        total = 0
+        for item in self.items.values():
+            total += item['price']
+        return total
+
+
+def format_price(value):
+    return '%.2f' % value
+";
+
+const PATCH: &str = "\
+diff --git a/shop/store.py b/shop/store.py
+--- a/shop/store.py
++++ b/shop/store.py
+@@ -15,7 +15,7 @@ def load(self):
+     def total_price(self):
+         total = 0
+         for item in self.items.values():
+-            total += item['price']
++            total += item['price'] * item.get('quantity', 1)
+         return total
+ 
+ 
+";
+
+fn navbench() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_navbench"))
+}
+
+/// A repository with `shop/store.py` and a few more files; returns (dir, commit).
+fn make_repo() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = git2::Repository::init(dir.path()).unwrap();
+    let files: &[(&str, &str)] = &[
+        ("shop/__init__.py", ""),
+        ("shop/store.py", APP),
+        (
+            "shop/report.py",
+            "from shop.store import Store, format_price\n\n\ndef report(path):\n    s = Store(path)\n    s.load()\n    return format_price(s.total_price())\n",
+        ),
+        (
+            "tests/test_store.py",
+            "from shop.store import Store\n\n\ndef test_total_price():\n    assert Store('x').total_price() == 0\n",
+        ),
+        ("README.md", "# shop\n"),
+    ];
+    for (p, c) in files {
+        let full = dir.path().join(p);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, c).unwrap();
+    }
+    let mut index = repo.index().unwrap();
+    index
+        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+        .unwrap();
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let sig = git2::Signature::now("t", "t@example.invalid").unwrap();
+    let c = repo
+        .commit(Some("HEAD"), &sig, &sig, "init", &tree, &[])
+        .unwrap();
+    (dir, c.to_string())
+}
+
+fn instance(id: &str, commit: &str) -> String {
+    serde_json::json!({
+        "instance_id": id,
+        "repo": "acme/shop",
+        "base_commit": commit,
+        "problem_statement": "`Store.total_price()` ignores quantity\n\nWhen an item has quantity 3, total_price counts it once.",
+        "patch": PATCH,
+    })
+    .to_string()
+}
+
+struct Setup {
+    _repo: tempfile::TempDir,
+    work: tempfile::TempDir,
+    commit: String,
+    repo_path: PathBuf,
+}
+
+fn setup() -> Setup {
+    let (repo, commit) = make_repo();
+    let repo_path = repo.path().to_path_buf();
+    Setup {
+        _repo: repo,
+        work: tempfile::tempdir().unwrap(),
+        commit,
+        repo_path,
+    }
+}
+
+impl Setup {
+    fn write_dataset(&self, lines: &[String]) -> PathBuf {
+        let p = self.work.path().join("ds.jsonl");
+        std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+        p
+    }
+
+    fn run(&self, dataset: &Path, out: &str, extra: &[&str]) -> std::process::Output {
+        navbench()
+            .args(["run", "--dataset"])
+            .arg(dataset)
+            .arg("--repo-url")
+            .arg(self.repo_path.to_string_lossy().as_ref())
+            .arg("--cache")
+            .arg(self.work.path().join("cache"))
+            .arg("--out")
+            .arg(self.work.path().join(out))
+            .args(extra)
+            .output()
+            .unwrap()
+    }
+}
+
+fn read_csv(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
+    let mut rdr = csv::Reader::from_path(path).unwrap();
+    let headers: Vec<String> = rdr.headers().unwrap().iter().map(String::from).collect();
+    rdr.records()
+        .map(|r| {
+            let r = r.unwrap();
+            headers
+                .iter()
+                .cloned()
+                .zip(r.iter().map(String::from))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn runs_text_variant_end_to_end_and_resumes() {
+    let s = setup();
+    let ds = s.write_dataset(&[instance("acme__shop-1", &s.commit), "{not json".to_string()]);
+    let out = s.run(&ds, "out", &["--variants", "text"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "stderr: {stderr}");
+    // The malformed line is reported with its number and skipped.
+    assert!(stderr.contains("record 2"), "{stderr}");
+    let dir = s.work.path().join("out");
+    let rows = read_csv(&dir.join("instances.csv"));
+    assert_eq!(rows.len(), 1);
+    let r = &rows[0];
+    assert_eq!(r["status"], "ok", "{r:?}");
+    assert_eq!(r["gold_functions"], "shop/store.py:Store.total_price");
+    // The issue names the culprit: the text policy finds it first.
+    assert_eq!(r["file_acc_1"], "1.0000", "{r:?}");
+    assert_eq!(r["function_acc_5"], "1.0000", "{r:?}");
+    assert!(
+        r["pred_functions"].starts_with("shop/store.py:Store.total_price"),
+        "{r:?}"
+    );
+    assert!(r["schema_tokens"].parse::<usize>().unwrap() > 50);
+    assert!(r["response_tokens"].parse::<usize>().unwrap() > 0);
+    let calls = read_csv(&dir.join("calls.csv"));
+    assert_eq!(calls.len().to_string(), r["n_calls"]);
+    assert!(calls.iter().any(|c| c["tool"] == "grep"));
+    assert!(calls.iter().all(|c| c["is_error"] == "false"), "{calls:?}");
+    let summary = read_csv(&dir.join("summary.csv"));
+    assert_eq!(summary[0]["variant"], "text");
+    assert_eq!(summary[0]["file_acc_1"], "1.0000");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("text"));
+    assert!(dir.join("skipped.csv").exists());
+
+    // Same --out again: the finished pair is skipped, nothing is appended.
+    let again = s.run(&ds, "out", &["--variants", "text"]);
+    assert!(again.status.success());
+    assert_eq!(read_csv(&dir.join("instances.csv")).len(), 1);
+    assert_eq!(read_csv(&dir.join("calls.csv")).len(), calls.len());
+}
+
+#[test]
+fn missing_commit_is_recorded_and_the_run_goes_on() {
+    let s = setup();
+    let ds = s.write_dataset(&[
+        instance("acme__shop-bad", "0123456789abcdef0123456789abcdef01234567"),
+        instance("acme__shop-1", &s.commit),
+    ]);
+    let out = s.run(&ds, "out", &["--variants", "text"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows = read_csv(&s.work.path().join("out/instances.csv"));
+    let bad = rows
+        .iter()
+        .find(|r| r["instance_id"] == "acme__shop-bad")
+        .unwrap();
+    assert_eq!(bad["status"], "error");
+    assert!(bad["error"].contains("0123456789abcdef"), "{bad:?}");
+    let good = rows
+        .iter()
+        .find(|r| r["instance_id"] == "acme__shop-1")
+        .unwrap();
+    assert_eq!(good["status"], "ok");
+}
+
+#[test]
+fn bad_arguments_get_clear_errors() {
+    let s = setup();
+    let ds = s.write_dataset(&[instance("acme__shop-1", &s.commit)]);
+    let out = s.run(&ds, "out", &["--variants", "nosuch"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unknown variant 'nosuch'") && err.contains("text"),
+        "{err}"
+    );
+
+    let out = s.run(Path::new("/nonexistent/ds.jsonl"), "out2", &[]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not found") && err.contains("--dataset"),
+        "{err}"
+    );
+
+    let out = s.run(&ds, "out3", &["--instances", "nope"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown instance id"));
+}
+
+/// Writes an executable `navbench-text` stand-in running `body` (a shell script).
+fn fake_server(dir: &Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir).unwrap();
+    let p = dir.join("navbench-text");
+    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn servers_that_exit_or_hang_are_recorded() {
+    let s = setup();
+    let ds = s.write_dataset(&[instance("acme__shop-1", &s.commit)]);
+    for (name, body) in [
+        ("exits", "echo boom >&2; exit 3"),
+        ("hangs", "exec sleep 600"),
+    ] {
+        let bin = s.work.path().join(format!("bin-{name}"));
+        fake_server(&bin, body);
+        let out = s.run(
+            &ds,
+            name,
+            &[
+                "--variants",
+                "text",
+                "--timeout",
+                "2",
+                "--server-dir",
+                bin.to_str().unwrap(),
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let rows = read_csv(&s.work.path().join(name).join("instances.csv"));
+        assert_eq!(rows[0]["status"], "error", "{name}: {:?}", rows[0]);
+        assert!(
+            rows[0]["error"].contains("did not start"),
+            "{name}: {:?}",
+            rows[0]
+        );
+    }
+}
