@@ -127,22 +127,36 @@ impl RepoCache {
         let has = |m: &git2::Repository| m.find_commit(oid).is_ok();
         if fresh || !has(&mirror) {
             tracing::info!(repo, url = %url, "fetching mirror");
-            fetch_all(&mirror, &url).map_err(|e| CheckoutError::Fetch {
-                repo: repo.to_string(),
-                url: url.clone(),
-                message: e.message().to_string(),
-            })?;
+            // Branches and tags first, so later instances of the repository find their
+            // commits without fetching again; then the commit itself, for commits on no
+            // branch and for sources that cannot serve every branch whole (partial clones).
+            let all = match local_objects_dir(&url) {
+                // A local source lends its object store (as `git clone --shared`):
+                // nothing is copied, and partial clones whose other branches miss
+                // objects still serve every commit they hold whole.
+                Some(objects) => borrow_objects(&mirror, &objects),
+                None => fetch_all(&mirror, &url),
+            };
             if !has(&mirror) {
-                // A commit on no branch (e.g. a pull request's): servers that allow it
-                // hand it out by id.
-                let _ = fetch_refspecs(&mirror, &url, &[commit]);
-            }
-            if !has(&mirror) {
-                return Err(CheckoutError::MissingCommit {
-                    repo: repo.to_string(),
-                    commit: commit.to_string(),
-                    url,
-                });
+                let by_id = fetch_refspecs(
+                    &mirror,
+                    &url,
+                    &[&format!("+{commit}:refs/navbench/{commit}")],
+                );
+                if !has(&mirror) {
+                    return Err(match (all, by_id) {
+                        (Err(e), Err(_)) => CheckoutError::Fetch {
+                            repo: repo.to_string(),
+                            url: url.clone(),
+                            message: e.message().to_string(),
+                        },
+                        _ => CheckoutError::MissingCommit {
+                            repo: repo.to_string(),
+                            commit: commit.to_string(),
+                            url,
+                        },
+                    });
+                }
             }
         }
         Ok(mirror)
@@ -223,6 +237,38 @@ fn split_repo(repo: &str) -> Result<(&str, &str), CheckoutError> {
         Some((o, n)) if !o.is_empty() && !n.is_empty() && !n.contains('/') => Ok((o, n)),
         _ => Err(CheckoutError::BadRepo(repo.to_string())),
     }
+}
+
+/// The object directory of `url` when it names a git repository on this machine (a
+/// path, or a `file://` URL).
+fn local_objects_dir(url: &str) -> Option<PathBuf> {
+    let path = match url.strip_prefix("file://") {
+        Some(p) => PathBuf::from(p),
+        None if !url.contains("://") && !url.contains('@') => PathBuf::from(url),
+        None => return None,
+    };
+    let repo = git2::Repository::open(&path).ok()?;
+    let objects = repo.path().join("objects");
+    objects
+        .is_dir()
+        .then(|| objects.canonicalize().unwrap_or(objects))
+}
+
+/// Makes `mirror` read objects from `objects` too (git's `objects/info/alternates`).
+fn borrow_objects(mirror: &git2::Repository, objects: &Path) -> Result<(), git2::Error> {
+    let info = mirror.path().join("objects").join("info");
+    let alternates = info.join("alternates");
+    let line = objects.to_string_lossy().into_owned();
+    let existing = std::fs::read_to_string(&alternates).unwrap_or_default();
+    if !existing.lines().any(|l| l == line) {
+        std::fs::create_dir_all(&info)
+            .and_then(|_| std::fs::write(&alternates, format!("{existing}{line}\n")))
+            .map_err(|e| {
+                git2::Error::from_str(&format!("cannot write {}: {e}", alternates.display()))
+            })?;
+    }
+    // Alternates are read when the object database is opened: open it again.
+    mirror.odb()?.add_disk_alternate(&line)
 }
 
 fn fetch_all(mirror: &git2::Repository, url: &str) -> Result<(), git2::Error> {
