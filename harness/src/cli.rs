@@ -6,7 +6,11 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 
 use crate::checkout::DEFAULT_URL_TEMPLATE;
+use crate::compare::{self, Thresholds};
+use crate::mcp_config;
 use crate::run::{self, RunConfig};
+use crate::shard::Shard;
+use crate::stats::{self, Bootstrap};
 use crate::tokens::Tokenizer;
 
 /// Measures code-navigation MCP servers on bug-localization tasks.
@@ -24,6 +28,16 @@ pub enum Command {
     /// Derive gold locations from each instance's patch and print them as JSONL; report
     /// the agreement with the dataset's own gold where it has one.
     Gold(GoldArgs),
+    /// Aggregate one or more runs: report.md, report.csv and plots (PNG and SVG) with
+    /// bootstrap intervals, per-repository figures and paired comparisons.
+    Report(ReportArgs),
+    /// Compare a new run with a baseline; exit 1 when a threshold is crossed, 2 when
+    /// the runs cannot be compared.
+    Compare(CompareArgs),
+    /// Combine the shards of one run (`run --shard I/N`) into one run directory.
+    Merge(MergeArgs),
+    /// Print the MCP client configuration that launches each variant's server.
+    McpConfig(McpConfigArgs),
 }
 
 /// Where instances come from and how repositories are fetched.
@@ -69,12 +83,88 @@ pub struct RunArgs {
     /// Directory holding the server binaries [default: next to navbench].
     #[arg(long)]
     pub server_dir: Option<PathBuf>,
+    /// Run only the I-th of N disjoint, stable slices (by a hash of the instance id),
+    /// after --instances and --limit; combine the shards with `navbench merge`.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<Shard>,
 }
 
 #[derive(Debug, clap::Args)]
 pub struct GoldArgs {
     #[command(flatten)]
     pub source: SourceArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// Run directories (the --out of `navbench run` or `navbench merge`).
+    #[arg(required = true, value_name = "RUN_DIR")]
+    pub runs: Vec<PathBuf>,
+    /// Where report.md, report.csv and the plots go [default: RUN_DIR/report for one
+    /// run, results/report-<timestamp> for several].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Bootstrap resamples per interval.
+    #[arg(long, default_value_t = stats::DEFAULT_RESAMPLES)]
+    pub resamples: usize,
+    /// Bootstrap seed (fixed by default, so a report is reproducible).
+    #[arg(long, default_value_t = stats::DEFAULT_SEED)]
+    pub seed: u64,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// The reference run directory.
+    pub baseline: PathBuf,
+    /// The run directory to check against it.
+    pub new: PathBuf,
+    /// Largest allowed drop of any accuracy metric (Acc, recall, NDCG, MAP), in points.
+    #[arg(long, value_name = "PTS", default_value_t = 0.0)]
+    pub max_acc_drop: f64,
+    /// Largest allowed new/baseline ratio of mean tool time and index time per instance
+    /// [default: report only].
+    #[arg(long, value_name = "R")]
+    pub max_latency_ratio: Option<f64>,
+    /// Largest allowed new/baseline ratio of mean response and schema tokens per
+    /// instance [default: report only].
+    #[arg(long, value_name = "R")]
+    pub max_token_ratio: Option<f64>,
+    /// Latency changes smaller than this (ms per instance) never count as regressions.
+    #[arg(long, value_name = "MS", default_value_t = 20.0)]
+    pub min_latency_ms: f64,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct MergeArgs {
+    /// The shards' run directories.
+    #[arg(required = true, value_name = "RUN_DIR")]
+    pub runs: Vec<PathBuf>,
+    /// The merged run directory (must not exist or be empty).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Merge even when some shards of the run are missing.
+    #[arg(long)]
+    pub allow_partial: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct McpConfigArgs {
+    /// Only this variant [default: every variant].
+    #[arg(long)]
+    pub variant: Option<String>,
+    /// The directory the servers serve [default: the current directory].
+    #[arg(long)]
+    pub root: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: mcp_config::Format,
+    /// Directory holding the server binaries [default: next to navbench].
+    #[arg(long)]
+    pub server_dir: Option<PathBuf>,
+    /// Cache dir handed to servers that keep indexes [default: $NAVBENCH_CACHE or
+    /// ~/.cache/navbench].
+    #[arg(long)]
+    pub cache: Option<PathBuf>,
 }
 
 fn default_cache() -> PathBuf {
@@ -150,6 +240,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
                 tokenizer: a.tokenizer,
                 call_timeout: Duration::from_secs_f64(a.timeout),
                 server_dir: a.server_dir,
+                shard: a.shard,
             };
             let sums = run::run(cfg).await?;
             println!("{}", crate::output::format_table(&sums));
@@ -163,6 +254,113 @@ async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
                 tokio::task::spawn_blocking(move || crate::agreement::derive_all(&ds, &repos))
                     .await?;
             crate::agreement::print(&lines, &agr, &mut std::io::stdout(), &mut std::io::stderr())?;
+            Ok(0)
+        }
+        Command::Report(a) => {
+            let out = match (&a.out, a.runs.as_slice()) {
+                (Some(o), _) => o.clone(),
+                (None, [one]) => one.join("report"),
+                (None, _) => PathBuf::from("results").join(format!(
+                    "report-{}",
+                    chrono::Utc::now().format("%Y%m%d-%H%M%S")
+                )),
+            };
+            if a.resamples == 0 {
+                anyhow::bail!("--resamples must be at least 1");
+            }
+            let cfg = Bootstrap {
+                resamples: a.resamples,
+                seed: a.seed,
+                ..Bootstrap::default()
+            };
+            let runs = a.runs.clone();
+            let files =
+                tokio::task::spawn_blocking(move || crate::report::run(&runs, &out, cfg)).await??;
+            println!("report: {}", files.markdown.display());
+            println!("table:  {}", files.csv.display());
+            for p in &files.plots {
+                println!("plot:   {}", p.display());
+            }
+            Ok(0)
+        }
+        Command::Compare(a) => {
+            for (name, v) in [
+                ("--max-latency-ratio", a.max_latency_ratio),
+                ("--max-token-ratio", a.max_token_ratio),
+            ] {
+                if let Some(r) = v
+                    && !(r >= 1.0 && r.is_finite())
+                {
+                    eprintln!("refused: {name} must be a ratio ≥ 1 (e.g. 5), got {r}");
+                    return Ok(compare::EXIT_REFUSED);
+                }
+            }
+            if !(a.max_acc_drop >= 0.0 && a.max_acc_drop.is_finite()) {
+                eprintln!(
+                    "refused: --max-acc-drop must be ≥ 0 percentage points, got {}",
+                    a.max_acc_drop
+                );
+                return Ok(compare::EXIT_REFUSED);
+            }
+            let th = Thresholds {
+                max_acc_drop: a.max_acc_drop,
+                max_latency_ratio: a.max_latency_ratio,
+                max_token_ratio: a.max_token_ratio,
+                min_latency_ms: a.min_latency_ms.max(0.0),
+            };
+            let (base, new) = (a.baseline.clone(), a.new.clone());
+            let result =
+                tokio::task::spawn_blocking(move || compare::compare_dirs(&base, &new, &th))
+                    .await?;
+            match result {
+                Ok(c) => {
+                    print!("{}", c.text);
+                    for r in &c.regressions {
+                        eprintln!("regression: {r}");
+                    }
+                    Ok(c.exit_code())
+                }
+                Err(refusal) => {
+                    eprintln!("refused: {refusal}");
+                    Ok(compare::EXIT_REFUSED)
+                }
+            }
+        }
+        Command::Merge(a) => match crate::merge::merge(&a.runs, &a.out, a.allow_partial) {
+            Ok(m) => {
+                println!(
+                    "merged {} run(s): {} instance row(s), {} call row(s) → {}",
+                    a.runs.len(),
+                    m.instance_rows,
+                    m.call_rows,
+                    a.out.display()
+                );
+                println!("{}", crate::output::format_table(&m.summaries));
+                Ok(0)
+            }
+            Err(refusal) => {
+                eprintln!("refused: {refusal}");
+                Ok(compare::EXIT_REFUSED)
+            }
+        },
+        Command::McpConfig(a) => {
+            let root = match &a.root {
+                Some(r) => r.clone(),
+                None => std::env::current_dir()?,
+            };
+            let root = std::fs::canonicalize(&root).map_err(|e| {
+                anyhow::anyhow!(
+                    "--root {}: {e} (pass an existing directory)",
+                    root.display()
+                )
+            })?;
+            let cache = a.cache.clone().unwrap_or_else(default_cache);
+            let (entries, warnings) =
+                mcp_config::entries(a.variant.as_deref(), &root, &cache, a.server_dir.as_deref())?;
+            for w in warnings {
+                eprintln!("{w}");
+            }
+            print!("{}", mcp_config::render(&entries, a.format)?);
             Ok(0)
         }
     }

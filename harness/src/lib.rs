@@ -12,7 +12,17 @@
 //!   variant, driving the session through a [`policy::Driver`] that records each call;
 //! - [`metrics`] scores the ranked answer with LocAgent's definitions, [`tokens`]
 //!   counts what responses and tool schemas cost, and [`output`] appends the rows to
-//!   CSV as the run goes; [`run`] orchestrates it all, [`cli`] is the command line.
+//!   CSV as the run goes; [`run`] orchestrates it all ([`shard`] picks a stable slice of
+//!   the dataset for `run --shard I/N`), [`cli`] is the command line.
+//!
+//! After a run, finished run directories are read back by [`runs`] (polars lazy scans):
+//! - [`report`] aggregates one or more runs into `report.md`, `report.csv` and plots,
+//!   with the statistics of [`stats`] (bootstrap intervals, paired bootstrap, exact
+//!   McNemar);
+//! - [`compare`] checks a new run against a baseline (CI's regression gate);
+//! - [`merge`] combines the shards of one run into one run directory;
+//! - [`mcp_config`] prints the client configuration that launches the same servers for a
+//!   real agent.
 //!
 //! The harness never links a server crate: servers are separate processes reached only
 //! over MCP.
@@ -28,13 +38,20 @@
 pub mod agreement;
 pub mod checkout;
 pub mod cli;
+pub mod compare;
 pub mod dataset;
 pub mod gold;
 pub mod mcp;
+pub mod mcp_config;
+pub mod merge;
 pub mod metrics;
 pub mod mini;
 pub mod output;
 pub mod patch;
 pub mod policy;
+pub mod report;
 pub mod run;
+pub mod runs;
+pub mod shard;
+pub mod stats;
 pub mod tokens;

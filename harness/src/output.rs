@@ -50,7 +50,8 @@ pub fn metric_columns() -> Vec<String> {
     Level::ALL.iter().flat_map(|l| column_names(*l)).collect()
 }
 
-fn instance_header() -> Vec<String> {
+/// The header of `instances.csv`.
+pub fn instance_header() -> Vec<String> {
     let mut h: Vec<String> = ["instance_id", "repo", "variant", "status", "error"]
         .map(String::from)
         .to_vec();
@@ -76,7 +77,8 @@ fn instance_header() -> Vec<String> {
     h
 }
 
-const CALL_HEADER: [&str; 10] = [
+/// The header of `calls.csv`.
+pub const CALL_HEADER: [&str; 10] = [
     "instance_id",
     "variant",
     "step",
@@ -89,14 +91,53 @@ const CALL_HEADER: [&str; 10] = [
     "error",
 ];
 
-/// Run settings saved as `run.json`, so later commands know what a run measured.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+/// Run settings saved as `run.json`, so later commands know what a run measured and
+/// `compare` / `merge` can refuse runs that measured different things. Fields added
+/// after the first release default to empty when an older `run.json` lacks them.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct RunInfo {
+    /// Dataset name (`mini`, `dev`, or the file's stem).
     pub dataset: String,
     pub variants: Vec<String>,
     pub tokenizer: String,
+    /// RFC 3339 start time (for a merged run, the earliest shard's).
     pub started: String,
     pub navbench_version: String,
+    /// Content fingerprint of the whole dataset ([`crate::shard::dataset_fingerprint`]),
+    /// before `--instances`, `--limit` and `--shard` select from it.
+    #[serde(default)]
+    pub dataset_fingerprint: String,
+    /// Valid instances in the whole dataset.
+    #[serde(default)]
+    pub dataset_instances: usize,
+    /// The `--instances` filter (empty: all).
+    #[serde(default)]
+    pub instance_filter: Vec<String>,
+    /// The `--limit`, if any.
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// The `--shard` this run covered, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::shard::Shard>,
+    /// Per-call timeout in seconds.
+    #[serde(default)]
+    pub timeout_secs: Option<f64>,
+    /// For a run made by `navbench merge`: the runs it combines (`dir (shard I/N)`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<String>,
+}
+
+/// Reads `run.json` from a run directory; `None` when the file is absent.
+pub fn read_info(dir: &Path) -> anyhow::Result<Option<RunInfo>> {
+    let path = dir.join("run.json");
+    if !path.exists() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    let info = serde_json::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("{} is not a navbench run.json: {e}", path.display()))?;
+    Ok(Some(info))
 }
 
 /// Appending CSV writers of one run directory.
@@ -485,6 +526,24 @@ mod tests {
             pred_files: vec!["a.py".into(), "b.py".into()],
             ..InstanceRow::default()
         }
+    }
+
+    #[test]
+    fn old_run_json_still_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(read_info(dir.path()).unwrap(), None);
+        std::fs::write(
+            dir.path().join("run.json"),
+            r#"{"dataset":"mini","variants":["text"],"tokenizer":"cl100k_base","started":"2025-01-01T00:00:00Z","navbench_version":"0.1.0"}"#,
+        )
+        .unwrap();
+        let info = read_info(dir.path()).unwrap().unwrap();
+        assert_eq!(info.dataset, "mini");
+        assert_eq!(info.dataset_fingerprint, "");
+        assert_eq!(info.shard, None);
+        std::fs::write(dir.path().join("run.json"), "not json").unwrap();
+        let e = read_info(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("run.json"), "{e}");
     }
 
     #[test]

@@ -23,6 +23,7 @@ use crate::output::{
     self, InstanceRow, RunInfo, RunOutput, STATUS_ERROR, STATUS_NO_GOLD, STATUS_OK,
 };
 use crate::policy::{self, Driver, Task, VariantDef};
+use crate::shard::{Shard, dataset_fingerprint};
 use crate::tokens::Tokenizer;
 
 /// The dev dataset (24 SWE-bench Lite instances), embedded for `--dataset dev`.
@@ -43,6 +44,8 @@ pub struct RunConfig {
     pub tokenizer: Tokenizer,
     pub call_timeout: Duration,
     pub server_dir: Option<PathBuf>,
+    /// Run only this slice of the (selected, limited) dataset.
+    pub shard: Option<Shard>,
 }
 
 /// Loads a dataset by name or path and prepares the repository cache for it (the
@@ -194,6 +197,12 @@ async fn run_variant(
     row.n_calls = records.len();
     row.n_errors = records.iter().filter(|c| c.is_error).count();
     row.tool_ms = records.iter().map(|c| c.latency_ms).sum();
+    // Indexing done through a tool (e.g. codegraph's init_repository) is index time.
+    row.index_ms += records
+        .iter()
+        .filter(|c| variant.setup_tools.contains(&c.tool.as_str()))
+        .map(|c| c.latency_ms)
+        .sum::<f64>();
     row.response_bytes = records.iter().map(|c| c.response_bytes).sum();
     row.response_tokens = records.iter().map(|c| c.response_tokens).sum();
     row.pred_files = pred.files;
@@ -302,6 +311,8 @@ pub async fn run(cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummary>> 
     }
     let variants = resolve_variants(&cfg.variants, cfg.server_dir.as_deref())?;
     let (mut ds, cache) = load_dataset(&cfg.dataset, &cfg.cache, &cfg.repo_url)?;
+    let fingerprint = dataset_fingerprint(&ds.instances);
+    let dataset_instances = ds.instances.len();
     if !cfg.instances.is_empty() {
         ds.select_ids(&cfg.instances)?;
     }
@@ -311,6 +322,15 @@ pub async fn run(cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummary>> 
     if ds.instances.is_empty() {
         anyhow::bail!("dataset '{}' has no valid instance to run", ds.name);
     }
+    // Sharding comes last, so the union of the shards is exactly the unsharded run.
+    if let Some(shard) = cfg.shard {
+        let before = ds.instances.len();
+        shard.select(&mut ds.instances);
+        eprintln!(
+            "navbench: shard {shard}: {} of {before} instance(s)",
+            ds.instances.len()
+        );
+    }
     let out = RunOutput::open(&cfg.out)?;
     out.write_info(&RunInfo {
         dataset: ds.name.clone(),
@@ -318,6 +338,13 @@ pub async fn run(cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummary>> 
         tokenizer: cfg.tokenizer.name().to_string(),
         started: chrono::Utc::now().to_rfc3339(),
         navbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        dataset_fingerprint: fingerprint,
+        dataset_instances,
+        instance_filter: cfg.instances.clone(),
+        limit: cfg.limit,
+        shard: cfg.shard,
+        timeout_secs: Some(cfg.call_timeout.as_secs_f64()),
+        merged_from: Vec::new(),
     })?;
     if !ds.problems.is_empty() {
         let mut w = csv::Writer::from_path(cfg.out.join("skipped.csv"))?;

@@ -36,6 +36,19 @@ impl EntityIndex {
             .as_ref()
     }
 
+    /// The ids of the entity `rel:qualname` (a graph node id's parts), mapped like a
+    /// line inside it: a method's function id, `Cls.__init__` → `Cls`, a nested function
+    /// → its outermost function. Empty when the file has no such entity.
+    pub fn ids_of(&mut self, root: &Path, rel: &str, qualname: &str) -> LineIds {
+        let Some(m) = self.module(root, rel) else {
+            return LineIds::default();
+        };
+        match m.entities.iter().find(|e| e.qualname == qualname) {
+            Some(e) => ids_in(m, rel, e.start_line),
+            None => LineIds::default(),
+        }
+    }
+
     /// The ids of line `line` (1-based) of file `rel`.
     pub fn ids_at(&mut self, root: &Path, rel: &str, line: usize) -> LineIds {
         match self.module(root, rel) {

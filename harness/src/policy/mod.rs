@@ -6,6 +6,7 @@
 //! same calls and the same ranking — so runs are comparable and CI can demand exact
 //! accuracy against a baseline.
 
+pub mod codegraph;
 pub mod entities;
 pub mod ranking;
 pub mod terms;
@@ -29,15 +30,27 @@ pub struct VariantDef {
     /// Cargo package that builds the binary (for error messages).
     pub package: &'static str,
     pub about: &'static str,
+    /// Tools whose calls build the server's index: their time counts as index time.
+    pub setup_tools: &'static [&'static str],
 }
 
 /// Every variant, in report order.
-pub const VARIANTS: &[VariantDef] = &[VariantDef {
-    name: "text",
-    binary: "navbench-text",
-    package: "navbench-text",
-    about: "no special tools: list, read and grep files",
-}];
+pub const VARIANTS: &[VariantDef] = &[
+    VariantDef {
+        name: "text",
+        binary: "navbench-text",
+        package: "navbench-text",
+        about: "no special tools: list, read and grep files",
+        setup_tools: &[],
+    },
+    VariantDef {
+        name: "codegraph",
+        binary: "navbench-codegraph",
+        package: "navbench-codegraph",
+        about: "LocAgent's graph-guided tools: dependency graph, BM25, fuzzy entity search",
+        setup_tools: &["init_repository"],
+    },
+];
 
 /// Looks up a variant by name; the error lists the valid names.
 pub fn find_variant(name: &str) -> Result<&'static VariantDef, String> {
@@ -52,8 +65,14 @@ pub fn find_variant(name: &str) -> Result<&'static VariantDef, String> {
 
 impl VariantDef {
     /// How to launch this variant's server on one checked-out tree.
-    pub fn server_spec(&self, program: PathBuf, workdir: &Path, _cache: &Path) -> ServerSpec {
+    pub fn server_spec(&self, program: PathBuf, workdir: &Path, cache: &Path) -> ServerSpec {
+        // codegraph is pointed at the tree by its policy (init_repository), so that
+        // indexing is measured as a tool call; text serves the tree it starts in.
         let args = match self.name {
+            "codegraph" => vec![
+                "--cache".to_string(),
+                cache.join("codegraph").to_string_lossy().into_owned(),
+            ],
             _ => vec!["--root".to_string(), workdir.to_string_lossy().into_owned()],
         };
         ServerSpec {
@@ -132,6 +151,7 @@ pub async fn run_policy(
 ) -> anyhow::Result<Locations> {
     match variant.name {
         "text" => text::localize(driver, task).await,
+        "codegraph" => codegraph::localize(driver, task).await,
         other => anyhow::bail!("no policy for variant '{other}'"),
     }
 }

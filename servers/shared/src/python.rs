@@ -39,6 +39,10 @@
 //! 3. Then, for each function that is not excluded (below), if its range holds the line
 //!    the unit is the function's bare name (outermost function first).
 //!
+//! A function defined under `if`/`try`/`with`/... at module level is a function like any
+//! other (`path:func`, as in LocAgent's graph); a `def` under `if` inside a class body
+//! is not a direct method, so its lines map to nothing.
+//!
 //! Quirks kept on purpose, because they are what the gold contains:
 //! - A function is excluded from step 3 when, at the moment `ast.walk` reaches it, some
 //!   class already reached has a direct method with the same name.
@@ -183,8 +187,10 @@ pub struct ParsedModule {
     /// whole syntax tree) reaches them; the gold rules depend on this order.
     pub walk_order: Vec<usize>,
     /// tree-sitter found errors, or the file has what CPython 3 rejects although
-    /// tree-sitter accepts it: Python 2 `print`/`exec` statements, truncated `\x`, `\u`,
-    /// `\U` or `\N{` escapes in string literals.
+    /// tree-sitter accepts it: Python 2 syntax (`print x`, `exec code`, `except E, e:`,
+    /// `raise E, msg`, `<>`, `10L`, `0777`, `ur''`), truncated `\x`/`\u`/`\U`/`\N{`
+    /// escapes, empty suites, indented module-level statements, and indentation that
+    /// mixes tabs and spaces inconsistently (`TabError`).
     pub has_syntax_errors: bool,
     /// Every `import` / `from … import` statement anywhere in the file (`ast` ranges).
     pub imports: Vec<LineRange>,
@@ -237,13 +243,12 @@ pub fn parse_module(source: &str) -> ParsedModule {
 
     let mut direct_methods = vec![Vec::new(); b.entities.len()];
     for (i, e) in b.entities.iter().enumerate() {
-        if let Some(p) = e.parent {
-            if e.kind == EntityKind::Function
-                && !e.conditional
-                && b.entities[p].kind == EntityKind::Class
-            {
-                direct_methods[p].push(i);
-            }
+        if let Some(p) = e.parent
+            && e.kind == EntityKind::Function
+            && !e.conditional
+            && b.entities[p].kind == EntityKind::Class
+        {
+            direct_methods[p].push(i);
         }
     }
     let mut gold_classes = Vec::new();
@@ -601,10 +606,10 @@ impl Builder<'_> {
             conditional,
         });
         let body = def.child_by_field_name("body");
-        if kind == EntityKind::Class {
-            if let Some(range) = body.and_then(|b| self.class_docstring(b)) {
-                self.class_docstrings.push(range);
-            }
+        if kind == EntityKind::Class
+            && let Some(range) = body.and_then(|b| self.class_docstring(b))
+        {
+            self.class_docstrings.push(range);
         }
         let children = match body {
             Some(body) => self.visit_block(body, Some(index), depth + 1, &qualname, false),
@@ -667,28 +672,220 @@ fn ast_end(node: Node) -> Point {
 }
 
 /// Every import statement anywhere; also notes what tree-sitter accepts but CPython 3
-/// rejects: Python 2 `print`/`exec` statements and truncated `\x`/`\u`/`\U`/`\N`
-/// escapes.
+/// rejects (see [`rejected_by_cpython`] and [`indentation_is_inconsistent`]).
 fn collect_imports(root: Node, src: &[u8], imports: &mut Vec<LineRange>, invalid: &mut bool) {
+    let mut logical_rows = Vec::new();
     let mut stack = vec![root];
     while let Some(node) = stack.pop() {
+        if starts_logical_line(node, src) {
+            logical_rows.push(node.start_position().row);
+        }
         match node.kind() {
             "import_statement" | "import_from_statement" | "future_import_statement" => {
                 imports.push(LineRange {
                     start: node.start_position().row + 1,
                     end: ast_end(node).row + 1,
                 });
-                continue;
             }
-            "print_statement" | "exec_statement" => *invalid = true,
-            "string" if has_invalid_escape(node, src) => *invalid = true,
-            _ => {}
+            _ => {
+                if rejected_by_cpython(node, src) {
+                    *invalid = true;
+                }
+            }
         }
         let mut cursor = node.walk();
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
         stack.extend(children.into_iter().rev());
     }
     imports.sort_by_key(|r| (r.start, r.end));
+    logical_rows.sort_unstable();
+    logical_rows.dedup();
+    if indentation_is_inconsistent(&logical_rows, src) {
+        *invalid = true;
+    }
+}
+
+/// Node kinds that begin a logical line when they are the first token on their row.
+const LINE_STARTERS: &[&str] = &[
+    "future_import_statement",
+    "import_statement",
+    "import_from_statement",
+    "print_statement",
+    "assert_statement",
+    "expression_statement",
+    "return_statement",
+    "delete_statement",
+    "raise_statement",
+    "pass_statement",
+    "break_statement",
+    "continue_statement",
+    "global_statement",
+    "nonlocal_statement",
+    "exec_statement",
+    "type_alias_statement",
+    "if_statement",
+    "elif_clause",
+    "else_clause",
+    "for_statement",
+    "while_statement",
+    "try_statement",
+    "except_clause",
+    "except_group_clause",
+    "finally_clause",
+    "with_statement",
+    "function_definition",
+    "class_definition",
+    "decorated_definition",
+    "decorator",
+    "match_statement",
+    "case_clause",
+];
+
+fn starts_logical_line(node: Node, src: &[u8]) -> bool {
+    if !LINE_STARTERS.contains(&node.kind()) {
+        return false;
+    }
+    let start = node.start_byte();
+    let line_start = src[..start]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    src[line_start..start]
+        .iter()
+        .all(|b| matches!(b, b' ' | b'\t' | b'\x0c'))
+}
+
+/// What tree-sitter-python accepts (it also parses Python 2 and recovers silently in a
+/// few places) but CPython 3's parser rejects.
+fn rejected_by_cpython(node: Node, src: &[u8]) -> bool {
+    let text = |n: Node| std::str::from_utf8(&src[n.start_byte()..n.end_byte()]).unwrap_or("");
+    let has_child = |kind: &str| {
+        let mut cursor = node.walk();
+        node.children(&mut cursor).any(|c| c.kind() == kind)
+    };
+    match node.kind() {
+        // `print >>f, x` is also a valid Python 3 expression, and so is anything whose
+        // first argument starts with `(` (a call of `print`); `print x` is not.
+        "print_statement" => {
+            node.named_child(0).is_none_or(|c| c.kind() != "chevron")
+                && !node.child(1).is_some_and(|c| text(c).starts_with('('))
+        }
+        "exec_statement" => true,
+        // `except E, e:` and `raise E, msg`.
+        "except_clause" => has_child(","),
+        "raise_statement" => has_child("expression_list"),
+        // `x <> y`.
+        "comparison_operator" => has_child("<>"),
+        // `10L`, `0777`.
+        "integer" => {
+            let t = text(node);
+            t.ends_with(['l', 'L'])
+                || (t.len() > 1
+                    && t.starts_with('0')
+                    && t.bytes().all(|b| b.is_ascii_digit() || b == b'_')
+                    && t.bytes().any(|b| (b'1'..=b'9').contains(&b)))
+        }
+        "string" => {
+            // `ur""` and `bu""`: `u` combines with no other prefix letter.
+            let start = node.child(0).map(text).unwrap_or_default();
+            let letters: String = start
+                .chars()
+                .take_while(|c| c.is_ascii_alphabetic())
+                .collect();
+            (letters.len() > 1 && letters.to_ascii_lowercase().contains('u'))
+                || has_invalid_escape(node, src)
+        }
+        // `f(a=1, b)`, `f(**kw, b)`, `f(**kw, *args)`.
+        "argument_list" => {
+            let (mut keyword, mut double_star) = (false, false);
+            let mut cursor = node.walk();
+            for arg in node.named_children(&mut cursor) {
+                if arg.is_extra() {
+                    continue;
+                }
+                match arg.kind() {
+                    "keyword_argument" => keyword = true,
+                    "dictionary_splat" => double_star = true,
+                    "list_splat" if double_star => return true,
+                    "list_splat" => {}
+                    // A bare generator argument can only be the sole argument.
+                    _ if keyword || double_star => return true,
+                    _ => {}
+                }
+            }
+            false
+        }
+        // A suite without any statement (`def f():` followed by a dedented line).
+        "block" => {
+            let mut cursor = node.walk();
+            !node.named_children(&mut cursor).any(|c| !c.is_extra())
+        }
+        // A statement indented at module level ("unexpected indent").
+        "module" => {
+            let mut cursor = node.walk();
+            let children: Vec<Node> = node.named_children(&mut cursor).collect();
+            children.iter().any(|c| {
+                !c.is_extra() && c.start_position().column > 0 && starts_logical_line(*c, src)
+            })
+        }
+        _ => false,
+    }
+}
+
+/// CPython's tokenizer check on indentation: measured with tabs to multiples of 8 and
+/// with tabs as 1 column, the two must order every logical line's indentation the same
+/// way, else `TabError` (or `IndentationError` for a dedent to no enclosing level).
+fn indentation_is_inconsistent(rows: &[usize], src: &[u8]) -> bool {
+    let mut line_starts = vec![0usize];
+    line_starts.extend(
+        src.iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'\n')
+            .map(|(i, _)| i + 1),
+    );
+    let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
+    for &row in rows {
+        let Some(&start) = line_starts.get(row) else {
+            continue;
+        };
+        let (mut col, mut alt) = (0usize, 0usize);
+        for &b in &src[start..] {
+            match b {
+                b' ' => {
+                    col += 1;
+                    alt += 1;
+                }
+                b'\t' => {
+                    col = (col / 8 + 1) * 8;
+                    alt += 1;
+                }
+                b'\x0c' => {
+                    col = 0;
+                    alt = 0;
+                }
+                _ => break,
+            }
+        }
+        let &(top_col, top_alt) = stack.last().unwrap_or(&(0, 0));
+        if col == top_col {
+            if alt != top_alt {
+                return true;
+            }
+        } else if col > top_col {
+            if alt <= top_alt {
+                return true;
+            }
+            stack.push((col, alt));
+        } else {
+            while stack.len() > 1 && stack.last().is_some_and(|&(c, _)| col < c) {
+                stack.pop();
+            }
+            if stack.last() != Some(&(col, alt)) {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// Whether a string literal holds an escape that CPython's tokenizer rejects
@@ -1306,6 +1503,36 @@ class G:
         assert!(parse_module("print 'hello'\n").has_syntax_errors);
         assert!(!parse_module("print('hello')\n").has_syntax_errors);
         assert!(parse_module("x = '\\user'\n").has_syntax_errors);
+        for bad in [
+            "try:\n    pass\nexcept E, e:\n    pass\n",
+            "raise E, 'message'\n",
+            "x = 1 <> 2\n",
+            "x = 10L\n",
+            "x = 0777\n",
+            "x = ur'a'\n",
+            "exec 'code'\n",
+            "def f():\nx = 1\n",
+            "    x = 1\n",
+            "if x:\n\ty = 1\n        z = 2\n",
+            "f(a=1, b)\n",
+            "f(**kw, *args)\n",
+        ] {
+            assert!(parse_module(bad).has_syntax_errors, "{bad:?}");
+        }
+        for good in [
+            "print >> sys.stderr, 'x'\n",
+            "print (a), b\n",
+            "x = 0; y = 00; z = 0_0; w = 0x1F\n",
+            "x = u'a' + rb'b' + Rb'c'\n",
+            "if x:\n\ty = 1\n\tz = 2\nelse:\n        w = 3\n",
+            "def f():\n    '''doc\n  text'''\n    return 1\n",
+            "x = 1; y = 2\n",
+            "f(a, *b, c=1, *d, **e, f=2)\n",
+            "f(a=1, # comment\n  b=2, \\\n  c=3)\n",
+            "class A(B, metaclass=M):\n    pass\n",
+        ] {
+            assert!(!parse_module(good).has_syntax_errors, "{good:?}");
+        }
         assert!(
             !parse_module("x = r'\\user' + b'\\user' + '\\\\user' + '\\u00e9'\n").has_syntax_errors
         );

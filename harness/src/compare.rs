@@ -1,0 +1,729 @@
+//! `navbench compare BASELINE NEW`: pairs two runs by instance and variant and says what
+//! changed — metrics that dropped or rose, instances that flipped from found to missed
+//! (and back), status changes, latency and token ratios — and whether a threshold was
+//! crossed.
+//!
+//! Exit codes: 0 no regression, 1 regression (every one is named with its variant,
+//! metric and instances), 2 refused (runs of different datasets or tokenizers, or with
+//! no instance × variant in common).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::output::{STATUS_ERROR, STATUS_NO_GOLD, STATUS_OK, metric_columns};
+use crate::runs::{self, ResultRow, Run};
+
+/// Process exit code: no regression.
+pub const EXIT_OK: i32 = 0;
+/// Process exit code: a threshold was crossed.
+pub const EXIT_REGRESSION: i32 = 1;
+/// Process exit code: the runs cannot be compared (or could not be read).
+pub const EXIT_REFUSED: i32 = 2;
+
+/// How much worse the new run may be.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Thresholds {
+    /// Largest allowed drop of any accuracy metric's mean (Acc, recall, NDCG, MAP), in
+    /// percentage points.
+    pub max_acc_drop: f64,
+    /// Largest allowed ratio new/baseline of mean tool time and of mean index (start-up)
+    /// time per instance; `None`: reported, never a regression.
+    pub max_latency_ratio: Option<f64>,
+    /// Largest allowed ratio new/baseline of mean response tokens and schema tokens per
+    /// instance; `None`: reported, never a regression.
+    pub max_token_ratio: Option<f64>,
+    /// A latency change smaller than this many milliseconds (per instance, in the
+    /// means) is noise, whatever its ratio.
+    pub min_latency_ms: f64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            max_acc_drop: 0.0,
+            max_latency_ratio: None,
+            max_token_ratio: None,
+            min_latency_ms: 20.0,
+        }
+    }
+}
+
+/// What a comparison found.
+#[derive(Debug, Clone, Default)]
+pub struct Comparison {
+    /// The human-readable account (what `compare` prints to stdout).
+    pub text: String,
+    /// One message per crossed threshold, naming variant, metric and instances.
+    pub regressions: Vec<String>,
+}
+
+impl Comparison {
+    /// [`EXIT_OK`] or [`EXIT_REGRESSION`].
+    pub fn exit_code(&self) -> i32 {
+        if self.regressions.is_empty() {
+            EXIT_OK
+        } else {
+            EXIT_REGRESSION
+        }
+    }
+}
+
+/// Why two runs were not compared.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct Refusal(pub String);
+
+/// Reads both run directories and compares them.
+pub fn compare_dirs(baseline: &Path, new: &Path, th: &Thresholds) -> Result<Comparison, Refusal> {
+    let base = runs::load(baseline).map_err(|e| Refusal(format!("baseline: {e:#}")))?;
+    let new = runs::load(new).map_err(|e| Refusal(format!("new run: {e:#}")))?;
+    compare(&base, &new, th)
+}
+
+/// At most `n` ids, then "and N more".
+fn some_ids<S: AsRef<str>>(ids: &[S], n: usize) -> String {
+    let mut s = ids
+        .iter()
+        .take(n)
+        .map(|x| x.as_ref().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    if ids.len() > n {
+        let _ = write!(s, " and {} more", ids.len() - n);
+    }
+    s
+}
+
+/// Checks that the runs measured the same thing.
+fn check_compatible(base: &Run, new: &Run) -> Result<Vec<String>, Refusal> {
+    let mut notes = Vec::new();
+    match (&base.info, &new.info) {
+        (Some(b), Some(n)) => {
+            if b.dataset != n.dataset {
+                return Err(Refusal(format!(
+                    "refusing to compare runs of different datasets: baseline {} ran '{}', new run {} ran '{}'",
+                    base.dir.display(),
+                    b.dataset,
+                    new.dir.display(),
+                    n.dataset
+                )));
+            }
+            if !b.dataset_fingerprint.is_empty()
+                && !n.dataset_fingerprint.is_empty()
+                && b.dataset_fingerprint != n.dataset_fingerprint
+            {
+                return Err(Refusal(format!(
+                    "refusing to compare: dataset '{}' changed between the runs (baseline {} has fingerprint {} over {} instance(s), new run {} has {} over {}); \
+                     if the change is intended, refresh the baseline (README: \"Comparing runs and CI regression tracking\")",
+                    b.dataset,
+                    base.dir.display(),
+                    b.dataset_fingerprint,
+                    b.dataset_instances,
+                    new.dir.display(),
+                    n.dataset_fingerprint,
+                    n.dataset_instances
+                )));
+            }
+            if b.tokenizer != n.tokenizer {
+                return Err(Refusal(format!(
+                    "refusing to compare token counts of different tokenizers: baseline {} used {}, new run {} used {} (pass --tokenizer {} to navbench run)",
+                    base.dir.display(),
+                    b.tokenizer,
+                    new.dir.display(),
+                    n.tokenizer,
+                    b.tokenizer
+                )));
+            }
+            if b.dataset_fingerprint.is_empty() || n.dataset_fingerprint.is_empty() {
+                notes.push(
+                    "note: a run.json has no dataset fingerprint (older navbench): instances are paired by id only"
+                        .to_string(),
+                );
+            }
+        }
+        _ => {
+            for r in [base, new] {
+                if r.info.is_none() {
+                    notes.push(format!(
+                        "note: {} has no run.json: its dataset cannot be checked; instances are paired by id only",
+                        r.dir.display()
+                    ));
+                }
+            }
+        }
+    }
+    let base_pairs: BTreeSet<(&str, &str)> = base
+        .rows
+        .iter()
+        .map(|r| (r.instance_id.as_str(), r.variant.as_str()))
+        .collect();
+    let overlap = new
+        .rows
+        .iter()
+        .filter(|r| base_pairs.contains(&(r.instance_id.as_str(), r.variant.as_str())))
+        .count();
+    if overlap == 0 {
+        return Err(Refusal(format!(
+            "refusing to compare: no instance × variant in common between baseline {} ({} row(s)) and new run {} ({} row(s))",
+            base.dir.display(),
+            base.rows.len(),
+            new.dir.display(),
+            new.rows.len()
+        )));
+    }
+    Ok(notes)
+}
+
+/// Variants in order of first appearance.
+fn variants_of(rows: &[ResultRow]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in rows {
+        if !out.contains(&r.variant) {
+            out.push(r.variant.clone());
+        }
+    }
+    out
+}
+
+fn is_acc(metric: &str) -> bool {
+    metric.contains("_acc_")
+}
+
+/// One paired instance of one variant.
+struct Pair<'a> {
+    base: &'a ResultRow,
+    new: &'a ResultRow,
+}
+
+/// Compares two loaded runs.
+pub fn compare(base: &Run, new: &Run, th: &Thresholds) -> Result<Comparison, Refusal> {
+    let notes = check_compatible(base, new)?;
+    let mut cmp = Comparison::default();
+    let t = &mut cmp.text;
+    let _ = writeln!(
+        t,
+        "baseline: {} ({} row(s))\nnew:      {} ({} row(s))",
+        base.dir.display(),
+        base.rows.len(),
+        new.dir.display(),
+        new.rows.len()
+    );
+    for n in notes {
+        let _ = writeln!(t, "{n}");
+    }
+    let base_variants = variants_of(&base.rows);
+    let new_variants = variants_of(&new.rows);
+    for v in &base_variants {
+        if !new_variants.contains(v) {
+            let n = base.rows.iter().filter(|r| &r.variant == v).count();
+            let msg = format!(
+                "variant '{v}' is in the baseline ({n} instance(s)) but missing from the new run"
+            );
+            let _ = writeln!(t, "\n== {v}: MISSING from the new run");
+            cmp.regressions.push(msg);
+        }
+    }
+    for v in &new_variants {
+        if !base_variants.contains(v) {
+            let n = new.rows.iter().filter(|r| &r.variant == v).count();
+            let _ = writeln!(
+                t,
+                "\n== {v}: new variant, no baseline ({n} instance(s)); not compared"
+            );
+        }
+    }
+    for v in base_variants.iter().filter(|v| new_variants.contains(v)) {
+        compare_variant(v, base, new, th, &mut cmp);
+    }
+    let t = &mut cmp.text;
+    if cmp.regressions.is_empty() {
+        let _ = writeln!(t, "\ncompare: no regression");
+    } else {
+        let _ = writeln!(t, "\ncompare: {} regression(s):", cmp.regressions.len());
+        for r in &cmp.regressions {
+            let _ = writeln!(t, "  regression: {r}");
+        }
+    }
+    Ok(cmp)
+}
+
+fn mean(xs: impl Iterator<Item = f64>) -> f64 {
+    let (s, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    if n == 0 { 0.0 } else { s / n as f64 }
+}
+
+fn compare_variant(v: &str, base: &Run, new: &Run, th: &Thresholds, cmp: &mut Comparison) {
+    let b_rows: BTreeMap<&str, &ResultRow> = base
+        .rows
+        .iter()
+        .filter(|r| r.variant == v)
+        .map(|r| (r.instance_id.as_str(), r))
+        .collect();
+    let n_rows: BTreeMap<&str, &ResultRow> = new
+        .rows
+        .iter()
+        .filter(|r| r.variant == v)
+        .map(|r| (r.instance_id.as_str(), r))
+        .collect();
+    let pairs: Vec<(&str, Pair)> = b_rows
+        .iter()
+        .filter_map(|(id, b)| n_rows.get(id).map(|n| (*id, Pair { base: b, new: n })))
+        .collect();
+    let only_base: Vec<&str> = b_rows
+        .keys()
+        .filter(|id| !n_rows.contains_key(*id))
+        .copied()
+        .collect();
+    let only_new: Vec<&str> = n_rows
+        .keys()
+        .filter(|id| !b_rows.contains_key(*id))
+        .copied()
+        .collect();
+    let t = &mut cmp.text;
+    let _ = writeln!(t, "\n== {v}: {} paired instance(s)", pairs.len());
+    if !only_base.is_empty() {
+        let _ = writeln!(
+            t,
+            "   {} baseline instance(s) not in the new run (not compared): {}",
+            only_base.len(),
+            some_ids(&only_base, 5)
+        );
+    }
+    if !only_new.is_empty() {
+        let _ = writeln!(
+            t,
+            "   {} new instance(s) without a baseline (not compared): {}",
+            only_new.len(),
+            some_ids(&only_new, 5)
+        );
+    }
+    if pairs.is_empty() {
+        return;
+    }
+
+    // Status changes: a row that ran in the baseline and fails now is a regression.
+    let mut broke: Vec<String> = Vec::new();
+    let mut fixed: Vec<&str> = Vec::new();
+    let mut gold_changed: Vec<&str> = Vec::new();
+    for (id, p) in &pairs {
+        let (b, n) = (p.base.status.as_str(), p.new.status.as_str());
+        if b != STATUS_ERROR && n == STATUS_ERROR {
+            broke.push(id.to_string());
+        } else if b == STATUS_ERROR && n == STATUS_OK {
+            fixed.push(id);
+        }
+        if (b == STATUS_NO_GOLD) != (n == STATUS_NO_GOLD) && b != STATUS_ERROR && n != STATUS_ERROR
+        {
+            gold_changed.push(id);
+        }
+    }
+    if !broke.is_empty() {
+        let _ = writeln!(
+            t,
+            "   status → error on {} instance(s): {}",
+            broke.len(),
+            some_ids(&broke, 10)
+        );
+        cmp.regressions.push(format!(
+            "{v}: status changed to error on {} instance(s): {} (see the error column of the new run's instances.csv)",
+            broke.len(),
+            some_ids(&broke, 10)
+        ));
+    }
+    if !fixed.is_empty() {
+        let _ = writeln!(
+            t,
+            "   status error → ok on {} instance(s): {}",
+            fixed.len(),
+            some_ids(&fixed, 10)
+        );
+    }
+    if !gold_changed.is_empty() {
+        let _ = writeln!(
+            t,
+            "   gold changed (no_gold on one side only): {}",
+            some_ids(&gold_changed, 10)
+        );
+    }
+
+    // Metrics over instances scored on at least one side; an unscored side (an error
+    // before scoring) counts as a miss, so a crash cannot hide an accuracy drop.
+    let scored: Vec<(&str, &Pair)> = pairs
+        .iter()
+        .filter(|(_, p)| p.base.metrics.is_some() || p.new.metrics.is_some())
+        .map(|(id, p)| (*id, p))
+        .collect();
+    let names = metric_columns();
+    let value = |r: &ResultRow, i: usize| r.metrics.as_ref().and_then(|m| m.get(i)).copied();
+    let mut dropped_lines = Vec::new();
+    let mut rose_lines = Vec::new();
+    let mut flipped_lines = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        if scored.is_empty() {
+            break;
+        }
+        let b_mean = mean(scored.iter().map(|(_, p)| value(p.base, i).unwrap_or(0.0)));
+        let n_mean = mean(scored.iter().map(|(_, p)| value(p.new, i).unwrap_or(0.0)));
+        let drop_pts = (b_mean - n_mean) * 100.0;
+        let worse: Vec<&str> = scored
+            .iter()
+            .filter(|(_, p)| value(p.new, i).unwrap_or(0.0) < value(p.base, i).unwrap_or(0.0))
+            .map(|(id, _)| *id)
+            .collect();
+        let better: Vec<&str> = scored
+            .iter()
+            .filter(|(_, p)| value(p.new, i).unwrap_or(0.0) > value(p.base, i).unwrap_or(0.0))
+            .map(|(id, _)| *id)
+            .collect();
+        let (worse_word, better_word) = if is_acc(name) {
+            ("found → missed", "missed → found")
+        } else {
+            ("worse on", "better on")
+        };
+        let mut line = format!(
+            "   {name}: {:.1} → {:.1} ({}{:.1} pts)",
+            b_mean * 100.0,
+            n_mean * 100.0,
+            if drop_pts > 0.0 { "−" } else { "+" },
+            drop_pts.abs()
+        );
+        if !worse.is_empty() {
+            let _ = write!(line, "; {worse_word}: {}", some_ids(&worse, 10));
+        }
+        if !better.is_empty() {
+            let _ = write!(line, "; {better_word}: {}", some_ids(&better, 10));
+        }
+        if drop_pts > 1e-9 {
+            dropped_lines.push(line);
+        } else if drop_pts < -1e-9 {
+            rose_lines.push(line);
+        } else if !worse.is_empty() || !better.is_empty() {
+            flipped_lines.push(line);
+        }
+        if drop_pts > th.max_acc_drop + 1e-9 {
+            cmp.regressions.push(format!(
+                "{v}: {name} dropped {drop_pts:.1} points ({:.1} → {:.1} over {} scored instance(s); allowed {:.1}); {worse_word}: {}",
+                b_mean * 100.0,
+                n_mean * 100.0,
+                scored.len(),
+                th.max_acc_drop,
+                some_ids(&worse, 10)
+            ));
+        }
+    }
+    if dropped_lines.is_empty() && rose_lines.is_empty() && flipped_lines.is_empty() {
+        let _ = writeln!(t, "   metrics: all {} unchanged", names.len());
+    }
+    for (title, lines) in [
+        ("metrics that dropped", &dropped_lines),
+        ("metrics that rose", &rose_lines),
+        ("same mean, instances flipped both ways", &flipped_lines),
+    ] {
+        if !lines.is_empty() {
+            let _ = writeln!(t, "   {title}:");
+            for l in lines {
+                let _ = writeln!(t, "{l}");
+            }
+        }
+    }
+
+    // Costs over instances where the server ran on both sides.
+    let ran: Vec<(&str, &Pair)> = pairs
+        .iter()
+        .filter(|(_, p)| p.base.ran() && p.new.ran())
+        .map(|(id, p)| (*id, p))
+        .collect();
+    if ran.is_empty() {
+        let _ = writeln!(t, "   costs: no instance ran on both sides");
+        return;
+    }
+    let _ = writeln!(
+        t,
+        "   costs per instance over {} instance(s) (baseline → new):",
+        ran.len()
+    );
+    type Get = fn(&ResultRow) -> f64;
+    let costs: [(&str, &str, Get, Option<f64>, bool); 5] = [
+        ("tool_ms", "ms", |r| r.tool_ms, th.max_latency_ratio, true),
+        ("index_ms", "ms", |r| r.index_ms, th.max_latency_ratio, true),
+        (
+            "response_tokens",
+            "tokens",
+            |r| r.response_tokens,
+            th.max_token_ratio,
+            false,
+        ),
+        (
+            "schema_tokens",
+            "tokens",
+            |r| r.schema_tokens,
+            th.max_token_ratio,
+            false,
+        ),
+        ("n_calls", "calls", |r| r.n_calls, None, false),
+    ];
+    for (name, unit, get, limit, is_latency) in costs {
+        let b = mean(ran.iter().map(|(_, p)| get(p.base)));
+        let n = mean(ran.iter().map(|(_, p)| get(p.new)));
+        let ratio = ratio_of(n, b);
+        let _ = writeln!(
+            t,
+            "     {name:<16} {b:>10.1} → {n:>10.1} {unit:<6} ×{}",
+            fmt_ratio(ratio)
+        );
+        let Some(limit) = limit else { continue };
+        let over = ratio > limit + 1e-12;
+        let noise = is_latency && (n - b) < th.min_latency_ms;
+        if over && noise {
+            let _ = writeln!(
+                t,
+                "       (over ×{limit} but the change is under {} ms: noise)",
+                th.min_latency_ms
+            );
+        }
+        if over && !noise {
+            let mut worst: Vec<(&str, f64)> = ran
+                .iter()
+                .map(|(id, p)| (*id, ratio_of(get(p.new), get(p.base))))
+                .filter(|(_, r)| *r > 1.0)
+                .collect();
+            worst.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+            let named: Vec<String> = worst
+                .iter()
+                .take(5)
+                .map(|(id, r)| format!("{id} (×{})", fmt_ratio(*r)))
+                .collect();
+            cmp.regressions.push(format!(
+                "{v}: {name} per instance rose ×{} ({b:.1} → {n:.1} {unit}; allowed ×{limit}); largest increases: {}",
+                fmt_ratio(ratio),
+                if named.is_empty() {
+                    "none individually".to_string()
+                } else {
+                    named.join(", ")
+                }
+            ));
+        }
+    }
+}
+
+/// `new / base`, with 0/0 = 1 and x/0 = ∞.
+fn ratio_of(new: f64, base: f64) -> f64 {
+    if base > 0.0 {
+        new / base
+    } else if new > 0.0 {
+        f64::INFINITY
+    } else {
+        1.0
+    }
+}
+
+fn fmt_ratio(r: f64) -> String {
+    if r.is_finite() {
+        format!("{r:.2}")
+    } else {
+        "∞".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::RunInfo;
+    use std::path::PathBuf;
+
+    fn row(id: &str, variant: &str, acc: f64) -> ResultRow {
+        let n = metric_columns().len();
+        ResultRow {
+            instance_id: id.into(),
+            repo: "o/r".into(),
+            variant: variant.into(),
+            status: STATUS_OK.into(),
+            metrics: Some(vec![acc; n]),
+            n_calls: 4.0,
+            tool_ms: 100.0,
+            index_ms: 50.0,
+            response_tokens: 1000.0,
+            schema_tokens: 200.0,
+        }
+    }
+
+    fn run(name: &str, rows: Vec<ResultRow>) -> Run {
+        Run {
+            dir: PathBuf::from(name),
+            label: name.into(),
+            info: Some(RunInfo {
+                dataset: "mini".into(),
+                tokenizer: "cl100k_base".into(),
+                dataset_fingerprint: "fnv1a64:1".into(),
+                ..RunInfo::default()
+            }),
+            rows,
+        }
+    }
+
+    fn base() -> Run {
+        run(
+            "base",
+            vec![
+                row("i1", "text", 1.0),
+                row("i2", "text", 1.0),
+                row("i3", "text", 0.0),
+            ],
+        )
+    }
+
+    #[test]
+    fn identical_runs_pass() {
+        let c = compare(&base(), &base(), &Thresholds::default()).unwrap();
+        assert_eq!(c.exit_code(), EXIT_OK, "{}", c.text);
+        assert!(c.text.contains("all 28 unchanged"), "{}", c.text);
+        assert!(c.text.contains("no regression"));
+    }
+
+    #[test]
+    fn an_accuracy_drop_names_metric_variant_and_instances() {
+        let mut new = base();
+        new.rows[1] = row("i2", "text", 0.0);
+        new.rows[2] = row("i3", "text", 1.0);
+        new.rows[0].metrics.as_mut().unwrap()[0] = 0.0; // file_acc_1 on i1 too
+        let c = compare(&base(), &new, &Thresholds::default()).unwrap();
+        assert_eq!(c.exit_code(), EXIT_REGRESSION);
+        let r = c
+            .regressions
+            .iter()
+            .find(|r| r.contains("file_acc_1"))
+            .unwrap();
+        assert!(r.starts_with("text: file_acc_1 dropped 33.3 points"), "{r}");
+        assert!(r.contains("found → missed: i1, i2"), "{r}");
+        // Flips back are reported too.
+        assert!(c.text.contains("missed → found: i3"), "{}", c.text);
+        // A generous threshold lets it pass.
+        let loose = Thresholds {
+            max_acc_drop: 40.0,
+            ..Thresholds::default()
+        };
+        assert_eq!(compare(&base(), &new, &loose).unwrap().exit_code(), EXIT_OK);
+    }
+
+    #[test]
+    fn unscored_errors_count_as_misses_and_status_changes_fail() {
+        let mut new = base();
+        new.rows[0].status = STATUS_ERROR.into();
+        new.rows[0].metrics = None;
+        new.rows[0].n_calls = 0.0;
+        let c = compare(&base(), &new, &Thresholds::default()).unwrap();
+        assert!(
+            c.regressions
+                .iter()
+                .any(|r| r.contains("status changed to error") && r.contains("i1")),
+            "{:?}",
+            c.regressions
+        );
+        assert!(
+            c.regressions
+                .iter()
+                .any(|r| r.contains("function_acc_10") && r.contains("i1")),
+            "{:?}",
+            c.regressions
+        );
+    }
+
+    #[test]
+    fn latency_and_token_ratios_respect_thresholds_and_the_noise_floor() {
+        let th = Thresholds {
+            max_latency_ratio: Some(2.0),
+            max_token_ratio: Some(1.5),
+            ..Thresholds::default()
+        };
+        let mut new = base();
+        new.rows[2].tool_ms = 1000.0; // mean 100 → 400: ×4
+        new.rows[1].response_tokens = 5000.0; // mean 1000 → 2333: ×2.33
+        let c = compare(&base(), &new, &th).unwrap();
+        let lat = c
+            .regressions
+            .iter()
+            .find(|r| r.contains("tool_ms"))
+            .unwrap();
+        assert!(
+            lat.contains("×4.00") && lat.contains("i3 (×10.00)"),
+            "{lat}"
+        );
+        let tok = c
+            .regressions
+            .iter()
+            .find(|r| r.contains("response_tokens"))
+            .unwrap();
+        assert!(
+            tok.contains("i2 (×5.00)") && tok.starts_with("text:"),
+            "{tok}"
+        );
+        // Without thresholds they are only reported.
+        let c = compare(&base(), &new, &Thresholds::default()).unwrap();
+        assert_eq!(c.exit_code(), EXIT_OK, "{:?}", c.regressions);
+        assert!(c.text.contains("×4.00"));
+        // A large ratio on tiny times is noise.
+        let mut tiny_b = base();
+        let mut tiny_n = base();
+        for r in &mut tiny_b.rows {
+            r.tool_ms = 1.0;
+        }
+        for r in &mut tiny_n.rows {
+            r.tool_ms = 9.0;
+        }
+        let c = compare(&tiny_b, &tiny_n, &th).unwrap();
+        assert_eq!(c.exit_code(), EXIT_OK, "{:?}", c.regressions);
+        assert!(c.text.contains("noise"));
+    }
+
+    #[test]
+    fn new_variants_pass_missing_variants_fail() {
+        let mut new = base();
+        new.rows.push(row("i1", "codegraph", 1.0));
+        let c = compare(&base(), &new, &Thresholds::default()).unwrap();
+        assert_eq!(c.exit_code(), EXIT_OK);
+        assert!(c.text.contains("codegraph: new variant, no baseline"));
+        let c = compare(&new, &base(), &Thresholds::default()).unwrap();
+        assert_eq!(c.exit_code(), EXIT_REGRESSION);
+        assert!(
+            c.regressions[0].contains("variant 'codegraph'")
+                && c.regressions[0].contains("missing from the new run"),
+            "{:?}",
+            c.regressions
+        );
+    }
+
+    #[test]
+    fn refuses_other_datasets_tokenizers_and_no_overlap() {
+        let mut other = base();
+        if let Some(i) = other.info.as_mut() {
+            i.dataset = "dev".into();
+        }
+        let e = compare(&base(), &other, &Thresholds::default()).unwrap_err();
+        assert!(
+            e.0.contains("different datasets") && e.0.contains("'dev'"),
+            "{e}"
+        );
+
+        let mut other = base();
+        if let Some(i) = other.info.as_mut() {
+            i.dataset_fingerprint = "fnv1a64:2".into();
+        }
+        let e = compare(&base(), &other, &Thresholds::default()).unwrap_err();
+        assert!(
+            e.0.contains("changed") && e.0.contains("refresh the baseline"),
+            "{e}"
+        );
+
+        let mut other = base();
+        if let Some(i) = other.info.as_mut() {
+            i.tokenizer = "o200k_base".into();
+        }
+        let e = compare(&base(), &other, &Thresholds::default()).unwrap_err();
+        assert!(e.0.contains("tokenizer"), "{e}");
+
+        let other = run("other", vec![row("zz", "text", 1.0)]);
+        let e = compare(&base(), &other, &Thresholds::default()).unwrap_err();
+        assert!(e.0.contains("no instance × variant in common"), "{e}");
+    }
+}

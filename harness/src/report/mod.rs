@@ -1,0 +1,385 @@
+//! `navbench report RUN_DIR... [--out DIR]`: statistics over one or more runs.
+//!
+//! Runs are read with polars lazy CSV scans ([`crate::runs`]): only identity, status,
+//! metric and cost columns of `instances.csv`, and only variant, tool and latency of
+//! `calls.csv`, whose per-tool quantiles polars computes without the calls ever being
+//! held as rows here. The statistics ([`crate::stats`]) are plain Rust: per variant,
+//! every accuracy metric with a 95% bootstrap interval (fixed seed: a report made twice
+//! is identical) and the costs; per repository; and paired comparisons between
+//! variants on the instances both scored (paired bootstrap of the Acc@k difference and
+//! an exact McNemar test). [`tables`] writes `report.md` and `report.csv`, [`plots`] the
+//! PNG and SVG figures.
+//!
+//! Several runs combine: shards of one run simply add up. When the same instance ×
+//! variant appears in more than one run (say, `text` before and after a change), each
+//! run's rows of that variant are kept apart as `variant@run-dir-name`, so the paired
+//! comparisons set them against each other.
+
+pub mod plots;
+pub mod tables;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use polars::prelude::*;
+
+use crate::runs::{self, ResultRow, Run};
+use crate::stats::Bootstrap;
+
+/// Latency quantiles of one variant's calls (one tool, or every tool when `tool` is
+/// `*`), computed by polars.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallLatency {
+    pub variant: String,
+    pub tool: String,
+    pub n: usize,
+    pub mean: f64,
+    pub p05: f64,
+    pub p25: f64,
+    pub p50: f64,
+    pub p75: f64,
+    pub p95: f64,
+    pub max: f64,
+}
+
+/// One run as the report describes it.
+#[derive(Debug, Clone)]
+pub struct RunDescription {
+    pub dir: PathBuf,
+    pub dataset: String,
+    pub started: String,
+    pub shard: String,
+    pub rows: usize,
+}
+
+/// Everything a report is computed from.
+#[derive(Debug, Clone)]
+pub struct ReportData {
+    pub runs: Vec<RunDescription>,
+    /// Variant labels in report order.
+    pub variants: Vec<String>,
+    /// Every run's rows, `variant` replaced by its label.
+    pub rows: Vec<ResultRow>,
+    /// Per variant and tool.
+    pub tool_latency: Vec<CallLatency>,
+    /// Per variant, every tool together (`tool` = `*`).
+    pub variant_latency: Vec<CallLatency>,
+    pub bootstrap: Bootstrap,
+}
+
+/// The files a report wrote.
+#[derive(Debug, Clone)]
+pub struct ReportFiles {
+    pub markdown: PathBuf,
+    pub csv: PathBuf,
+    pub plots: Vec<PathBuf>,
+}
+
+/// Labels each (run, variant): the variant's name, or `variant@run` when the variant has
+/// an instance in more than one run.
+fn label_variants(runs: &[Run]) -> BTreeMap<(usize, String), String> {
+    let mut seen: BTreeMap<(&str, &str), BTreeSet<usize>> = BTreeMap::new();
+    for (i, run) in runs.iter().enumerate() {
+        for r in &run.rows {
+            seen.entry((r.variant.as_str(), r.instance_id.as_str()))
+                .or_default()
+                .insert(i);
+        }
+    }
+    let split: BTreeSet<&str> = seen
+        .iter()
+        .filter(|(_, runs)| runs.len() > 1)
+        .map(|((v, _), _)| *v)
+        .collect();
+    // Run names for labels, made unique when two directories share a name.
+    let mut names: Vec<String> = Vec::new();
+    for run in runs {
+        let mut name = run.label.clone();
+        let mut k = 2;
+        while names.contains(&name) {
+            name = format!("{}#{k}", run.label);
+            k += 1;
+        }
+        names.push(name);
+    }
+    let mut labels = BTreeMap::new();
+    for (i, run) in runs.iter().enumerate() {
+        for r in &run.rows {
+            let label = if split.contains(r.variant.as_str()) {
+                format!("{}@{}", r.variant, names[i])
+            } else {
+                r.variant.clone()
+            };
+            labels.insert((i, r.variant.clone()), label);
+        }
+    }
+    labels
+}
+
+fn collect_err(what: &str) -> impl Fn(PolarsError) -> anyhow::Error + '_ {
+    move |e| anyhow::anyhow!("cannot aggregate {what}: {e}")
+}
+
+/// Per-(label, tool) and per-label latency quantiles of every run's calls.
+fn call_latency(
+    runs: &[Run],
+    labels: &BTreeMap<(usize, String), String>,
+) -> anyhow::Result<(Vec<CallLatency>, Vec<CallLatency>)> {
+    let mut scans = Vec::with_capacity(runs.len());
+    for (i, run) in runs.iter().enumerate() {
+        scans.push(
+            runs::scan_calls(&run.dir)?
+                .with_column(lit(i as i64).cast(DataType::Int64).alias("run")),
+        );
+    }
+    if scans.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let calls = concat(scans, UnionArgs::default()).map_err(collect_err("calls.csv"))?;
+    let (mut map_run, mut map_variant, mut map_label) = (Vec::new(), Vec::new(), Vec::new());
+    for ((i, v), l) in labels {
+        map_run.push(*i as i64);
+        map_variant.push(v.clone());
+        map_label.push(l.clone());
+    }
+    let mapping = df!(
+        "run" => map_run,
+        "variant" => map_variant,
+        "label" => map_label,
+    )
+    .map_err(collect_err("variant labels"))?;
+    let joined = calls.join(
+        mapping.lazy(),
+        [col("run"), col("variant")],
+        [col("run"), col("variant")],
+        JoinArgs::new(JoinType::Inner),
+    );
+    let q = |p: f64, name: &str| {
+        col("latency_ms")
+            .quantile(lit(p), QuantileMethod::Linear)
+            .cast(DataType::Float64)
+            .alias(name)
+    };
+    let aggs = || {
+        vec![
+            col("latency_ms").count().cast(DataType::Float64).alias("n"),
+            col("latency_ms")
+                .mean()
+                .cast(DataType::Float64)
+                .alias("mean"),
+            q(0.05, "p05"),
+            q(0.25, "p25"),
+            q(0.5, "p50"),
+            q(0.75, "p75"),
+            q(0.95, "p95"),
+            col("latency_ms").max().cast(DataType::Float64).alias("max"),
+        ]
+    };
+    let per_tool = joined
+        .clone()
+        .group_by([col("label"), col("tool")])
+        .agg(aggs())
+        .sort(["label", "tool"], SortMultipleOptions::default())
+        .collect()
+        .map_err(collect_err("calls.csv"))?;
+    let per_variant = joined
+        .group_by([col("label")])
+        .agg(aggs())
+        .with_column(lit("*").alias("tool"))
+        .sort(["label"], SortMultipleOptions::default())
+        .collect()
+        .map_err(collect_err("calls.csv"))?;
+    Ok((latency_rows(&per_tool)?, latency_rows(&per_variant)?))
+}
+
+fn latency_rows(df: &DataFrame) -> anyhow::Result<Vec<CallLatency>> {
+    let labels = runs::str_col(df, "label")?;
+    let tools = runs::str_col(df, "tool")?;
+    let get = |name: &str| -> anyhow::Result<Vec<f64>> {
+        Ok(runs::f64_col(df, name)?
+            .into_iter()
+            .map(|v| v.unwrap_or(f64::NAN))
+            .collect())
+    };
+    let (n, mean, p05, p25, p50, p75, p95, max) = (
+        get("n")?,
+        get("mean")?,
+        get("p05")?,
+        get("p25")?,
+        get("p50")?,
+        get("p75")?,
+        get("p95")?,
+        get("max")?,
+    );
+    Ok((0..labels.len())
+        .map(|i| CallLatency {
+            variant: labels[i].clone(),
+            tool: tools[i].clone(),
+            n: n[i] as usize,
+            mean: mean[i],
+            p05: p05[i],
+            p25: p25[i],
+            p50: p50[i],
+            p75: p75[i],
+            p95: p95[i],
+            max: max[i],
+        })
+        .collect())
+}
+
+/// Loads runs and prepares everything the tables and plots need.
+pub fn load(dirs: &[PathBuf], bootstrap: Bootstrap) -> anyhow::Result<ReportData> {
+    if dirs.is_empty() {
+        anyhow::bail!(
+            "no run directory given: pass one or more --out directories of `navbench run`"
+        );
+    }
+    let runs: Vec<Run> = dirs
+        .iter()
+        .map(|d| runs::load(d))
+        .collect::<anyhow::Result<_>>()?;
+    let datasets: BTreeSet<&str> = runs
+        .iter()
+        .filter_map(|r| r.info.as_ref().map(|i| i.dataset.as_str()))
+        .collect();
+    if datasets.len() > 1 {
+        eprintln!(
+            "warning: the runs are of different datasets ({}): per-variant figures mix them, paired comparisons use only shared instances",
+            datasets.into_iter().collect::<Vec<_>>().join(", ")
+        );
+    }
+    let labels = label_variants(&runs);
+    let mut variants: Vec<String> = Vec::new();
+    let mut rows = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        for r in &run.rows {
+            let label = labels
+                .get(&(i, r.variant.clone()))
+                .cloned()
+                .unwrap_or_else(|| r.variant.clone());
+            if !variants.contains(&label) {
+                variants.push(label.clone());
+            }
+            rows.push(ResultRow {
+                variant: label,
+                ..r.clone()
+            });
+        }
+    }
+    let (tool_latency, variant_latency) = call_latency(&runs, &labels)?;
+    let descriptions = runs
+        .iter()
+        .map(|r| RunDescription {
+            dir: r.dir.clone(),
+            dataset: r
+                .info
+                .as_ref()
+                .map(|i| i.dataset.clone())
+                .unwrap_or_else(|| "?".into()),
+            started: r
+                .info
+                .as_ref()
+                .map(|i| i.started.clone())
+                .unwrap_or_default(),
+            shard: r
+                .info
+                .as_ref()
+                .and_then(|i| i.shard)
+                .map(|s| s.to_string())
+                .unwrap_or_default(),
+            rows: r.rows.len(),
+        })
+        .collect();
+    Ok(ReportData {
+        runs: descriptions,
+        variants,
+        rows,
+        tool_latency,
+        variant_latency,
+        bootstrap,
+    })
+}
+
+/// Writes `report.md`, `report.csv` and the plots into `out` (created if needed).
+pub fn write(data: &ReportData, out: &Path) -> anyhow::Result<ReportFiles> {
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("cannot create report dir {}", out.display()))?;
+    let stats = tables::compute(data);
+    let csv = out.join("report.csv");
+    tables::write_csv(&csv, data, &stats)?;
+    let plots = plots::draw_all(data, &stats, out)?;
+    let markdown = out.join("report.md");
+    let plot_names: Vec<String> = plots
+        .iter()
+        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    std::fs::write(&markdown, tables::markdown(data, &stats, &plot_names))
+        .with_context(|| format!("cannot write {}", markdown.display()))?;
+    Ok(ReportFiles {
+        markdown,
+        csv,
+        plots,
+    })
+}
+
+/// `navbench report`: loads the runs, writes the report, returns what it wrote.
+pub fn run(dirs: &[PathBuf], out: &Path, bootstrap: Bootstrap) -> anyhow::Result<ReportFiles> {
+    let data = load(dirs, bootstrap)?;
+    write(&data, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str, variant: &str) -> ResultRow {
+        ResultRow {
+            instance_id: id.into(),
+            repo: "o/r".into(),
+            variant: variant.into(),
+            status: "ok".into(),
+            metrics: None,
+            n_calls: 1.0,
+            tool_ms: 1.0,
+            index_ms: 1.0,
+            response_tokens: 1.0,
+            schema_tokens: 1.0,
+        }
+    }
+
+    fn run(label: &str, rows: Vec<ResultRow>) -> Run {
+        Run {
+            dir: PathBuf::from(label),
+            label: label.into(),
+            info: None,
+            rows,
+        }
+    }
+
+    #[test]
+    fn shards_add_up_and_reruns_are_told_apart() {
+        // Shards: disjoint instances, labels stay plain.
+        let runs = vec![
+            run("s1", vec![row("a", "text")]),
+            run("s2", vec![row("b", "text")]),
+        ];
+        let l = label_variants(&runs);
+        assert_eq!(l[&(0, "text".to_string())], "text");
+        assert_eq!(l[&(1, "text".to_string())], "text");
+        // Same instance in two runs: text@before vs text@after; a variant in one run only
+        // keeps its name.
+        let runs = vec![
+            run("before", vec![row("a", "text"), row("a", "graph")]),
+            run("after", vec![row("a", "text")]),
+        ];
+        let l = label_variants(&runs);
+        assert_eq!(l[&(0, "text".to_string())], "text@before");
+        assert_eq!(l[&(1, "text".to_string())], "text@after");
+        assert_eq!(l[&(0, "graph".to_string())], "graph");
+        // Two directories with the same name.
+        let runs = vec![run("x", vec![row("a", "t")]), run("x", vec![row("a", "t")])];
+        let l = label_variants(&runs);
+        assert_eq!(l[&(1, "t".to_string())], "t@x#2");
+    }
+}

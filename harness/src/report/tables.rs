@@ -1,0 +1,813 @@
+//! The report's numbers and their two renderings: `report.md` (readable tables) and
+//! `report.csv` (one tidy row per figure).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::Context;
+
+use super::{CallLatency, ReportData};
+use crate::output::{STATUS_ERROR, STATUS_NO_GOLD, metric_columns};
+use crate::runs::ResultRow;
+use crate::stats::{self, Discordance, Estimate};
+
+/// Per-instance cost columns, with their report names.
+pub const COSTS: [(&str, &str); 5] = [
+    ("n_calls", "tool calls / instance"),
+    ("response_tokens", "response tokens / instance"),
+    ("schema_tokens", "schema tokens"),
+    ("index_ms", "index ms"),
+    ("tool_ms", "tool ms / instance"),
+];
+
+/// A per-instance cost summarized: mean with interval, median and 95th percentile.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CostStat {
+    pub mean: Estimate,
+    pub p50: f64,
+    pub p95: f64,
+}
+
+/// One variant's figures.
+#[derive(Debug, Clone)]
+pub struct VariantStats {
+    pub variant: String,
+    pub n_rows: usize,
+    pub n_scored: usize,
+    pub n_errors: usize,
+    pub n_no_gold: usize,
+    /// Rows where the server ran (cost means are over these).
+    pub n_ran: usize,
+    /// Per [`metric_columns`] entry; `None` without scored rows.
+    pub metrics: Vec<Option<Estimate>>,
+    /// Per [`COSTS`] entry; `None` without rows that ran.
+    pub costs: Vec<Option<CostStat>>,
+    /// Every call of the variant together.
+    pub calls: Option<CallLatency>,
+}
+
+/// Accuracy of one variant on one repository.
+#[derive(Debug, Clone)]
+pub struct RepoStats {
+    pub repo: String,
+    pub variant: String,
+    pub n_scored: usize,
+    /// Per [`acc_columns`] entry.
+    pub acc: Vec<Option<Estimate>>,
+}
+
+/// One paired comparison: variant `b` against variant `a` on one Acc@k metric.
+#[derive(Debug, Clone)]
+pub struct PairedStats {
+    pub a: String,
+    pub b: String,
+    pub metric: String,
+    /// Instances scored for both.
+    pub n: usize,
+    pub a_mean: f64,
+    pub b_mean: f64,
+    /// Mean of `b − a` with its paired-bootstrap interval.
+    pub diff: Estimate,
+    pub discordance: Discordance,
+    /// Exact McNemar, two-sided.
+    pub p_value: f64,
+}
+
+/// All computed figures.
+#[derive(Debug, Clone)]
+pub struct Stats {
+    pub variants: Vec<VariantStats>,
+    pub repos: Vec<RepoStats>,
+    pub paired: Vec<PairedStats>,
+}
+
+/// The Acc@k columns (binary per instance), in [`metric_columns`] order.
+pub fn acc_columns() -> Vec<String> {
+    metric_columns()
+        .into_iter()
+        .filter(|c| c.contains("_acc_"))
+        .collect()
+}
+
+/// `file_acc_5` → `file Acc@5`, `module_ndcg_10` → `module NDCG@10`.
+pub fn pretty_metric(name: &str) -> String {
+    let parts: Vec<&str> = name.split('_').collect();
+    match parts.as_slice() {
+        [level, kind, k] => {
+            let kind = match *kind {
+                "acc" => "Acc",
+                "recall" => "Recall",
+                "ndcg" => "NDCG",
+                "map" => "MAP",
+                other => other,
+            };
+            format!("{level} {kind}@{k}")
+        }
+        _ => name.to_string(),
+    }
+}
+
+fn cost_of(r: &ResultRow, name: &str) -> f64 {
+    match name {
+        "n_calls" => r.n_calls,
+        "response_tokens" => r.response_tokens,
+        "schema_tokens" => r.schema_tokens,
+        "index_ms" => r.index_ms,
+        "tool_ms" => r.tool_ms,
+        _ => f64::NAN,
+    }
+}
+
+fn metric_index(name: &str) -> Option<usize> {
+    metric_columns().iter().position(|c| c == name)
+}
+
+/// Computes every figure of the report.
+pub fn compute(data: &ReportData) -> Stats {
+    let cfg = &data.bootstrap;
+    let names = metric_columns();
+    let mut variants = Vec::new();
+    for v in &data.variants {
+        let mine: Vec<&ResultRow> = data.rows.iter().filter(|r| &r.variant == v).collect();
+        let scored: Vec<&Vec<f64>> = mine.iter().filter_map(|r| r.metrics.as_ref()).collect();
+        let ran: Vec<&&ResultRow> = mine.iter().filter(|r| r.ran()).collect();
+        let metrics = (0..names.len())
+            .map(|i| {
+                let vals: Vec<f64> = scored.iter().filter_map(|m| m.get(i).copied()).collect();
+                stats::bootstrap_mean(&vals, cfg)
+            })
+            .collect();
+        let costs = COSTS
+            .iter()
+            .map(|(c, _)| {
+                let vals: Vec<f64> = ran.iter().map(|r| cost_of(r, c)).collect();
+                let sorted = stats::sorted(&vals);
+                Some(CostStat {
+                    mean: stats::bootstrap_mean(&vals, cfg)?,
+                    p50: stats::quantile(&sorted, 0.5)?,
+                    p95: stats::quantile(&sorted, 0.95)?,
+                })
+            })
+            .collect();
+        variants.push(VariantStats {
+            variant: v.clone(),
+            n_rows: mine.len(),
+            n_scored: scored.len(),
+            n_errors: mine.iter().filter(|r| r.status == STATUS_ERROR).count(),
+            n_no_gold: mine.iter().filter(|r| r.status == STATUS_NO_GOLD).count(),
+            n_ran: ran.len(),
+            metrics,
+            costs,
+            calls: data
+                .variant_latency
+                .iter()
+                .find(|c| &c.variant == v)
+                .cloned(),
+        });
+    }
+
+    let acc = acc_columns();
+    let acc_idx: Vec<usize> = acc.iter().filter_map(|a| metric_index(a)).collect();
+    let mut repo_names: Vec<&str> = data.rows.iter().map(|r| r.repo.as_str()).collect();
+    repo_names.sort();
+    repo_names.dedup();
+    let mut repos = Vec::new();
+    for repo in repo_names {
+        for v in &data.variants {
+            let scored: Vec<&Vec<f64>> = data
+                .rows
+                .iter()
+                .filter(|r| r.repo == repo && &r.variant == v)
+                .filter_map(|r| r.metrics.as_ref())
+                .collect();
+            if scored.is_empty() {
+                continue;
+            }
+            repos.push(RepoStats {
+                repo: repo.to_string(),
+                variant: v.clone(),
+                n_scored: scored.len(),
+                acc: acc_idx
+                    .iter()
+                    .map(|i| {
+                        let vals: Vec<f64> =
+                            scored.iter().filter_map(|m| m.get(*i).copied()).collect();
+                        stats::bootstrap_mean(&vals, cfg)
+                    })
+                    .collect(),
+            });
+        }
+    }
+
+    let mut paired = Vec::new();
+    for (ai, a) in data.variants.iter().enumerate() {
+        for b in data.variants.iter().skip(ai + 1) {
+            // Instances scored for both, in a stable order.
+            let a_rows: std::collections::BTreeMap<&str, &Vec<f64>> = data
+                .rows
+                .iter()
+                .filter(|r| &r.variant == a)
+                .filter_map(|r| r.metrics.as_ref().map(|m| (r.instance_id.as_str(), m)))
+                .collect();
+            let both: Vec<(&Vec<f64>, &Vec<f64>)> = data
+                .rows
+                .iter()
+                .filter(|r| &r.variant == b)
+                .filter_map(|r| {
+                    let mb = r.metrics.as_ref()?;
+                    a_rows.get(r.instance_id.as_str()).map(|ma| (*ma, mb))
+                })
+                .collect();
+            if both.is_empty() {
+                continue;
+            }
+            for (name, i) in acc.iter().zip(&acc_idx) {
+                let va: Vec<f64> = both.iter().map(|(x, _)| x[*i]).collect();
+                let vb: Vec<f64> = both.iter().map(|(_, y)| y[*i]).collect();
+                let Some(diff) = stats::paired_bootstrap_diff(&va, &vb, cfg) else {
+                    continue;
+                };
+                let discordance = Discordance::of(&va, &vb);
+                paired.push(PairedStats {
+                    a: a.clone(),
+                    b: b.clone(),
+                    metric: name.clone(),
+                    n: both.len(),
+                    a_mean: stats::mean(&va).unwrap_or(0.0),
+                    b_mean: stats::mean(&vb).unwrap_or(0.0),
+                    diff,
+                    p_value: discordance.p_value(),
+                    discordance,
+                });
+            }
+        }
+    }
+    Stats {
+        variants,
+        repos,
+        paired,
+    }
+}
+
+fn f(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.6}")
+    } else {
+        String::new()
+    }
+}
+
+/// Writes `report.csv`: `section` (variant, repo, paired, tool), the keys (`variant`,
+/// `other`, `repo`, `tool`), `metric`, `n`, `value`, `ci_low`, `ci_high`, `p_value`,
+/// `a_only`, `b_only`. Accuracies are fractions; a paired row's value is `other −
+/// variant`.
+pub fn write_csv(path: &Path, data: &ReportData, stats: &Stats) -> anyhow::Result<()> {
+    let mut w =
+        csv::Writer::from_path(path).with_context(|| format!("cannot write {}", path.display()))?;
+    w.write_record([
+        "section", "variant", "other", "repo", "tool", "metric", "n", "value", "ci_low", "ci_high",
+        "p_value", "a_only", "b_only",
+    ])?;
+    let names = metric_columns();
+    let est = |e: &Estimate| [f(e.value), f(e.lo), f(e.hi)];
+    for v in &stats.variants {
+        for (name, count) in [
+            ("n_rows", v.n_rows),
+            ("n_scored", v.n_scored),
+            ("n_errors", v.n_errors),
+            ("n_no_gold", v.n_no_gold),
+        ] {
+            w.write_record([
+                "variant",
+                &v.variant,
+                "",
+                "",
+                "",
+                name,
+                &v.n_rows.to_string(),
+                &count.to_string(),
+                "",
+                "",
+                "",
+                "",
+                "",
+            ])?;
+        }
+        for (name, m) in names.iter().zip(&v.metrics) {
+            let Some(e) = m else { continue };
+            let [val, lo, hi] = est(e);
+            let n = v.n_scored.to_string();
+            w.write_record([
+                "variant", &v.variant, "", "", "", name, &n, &val, &lo, &hi, "", "", "",
+            ])?;
+        }
+        for ((name, _), c) in COSTS.iter().zip(&v.costs) {
+            let Some(c) = c else { continue };
+            let [val, lo, hi] = est(&c.mean);
+            let n = v.n_ran.to_string();
+            w.write_record([
+                "variant", &v.variant, "", "", "", name, &n, &val, &lo, &hi, "", "", "",
+            ])?;
+            for (suffix, x) in [("p50", c.p50), ("p95", c.p95)] {
+                w.write_record([
+                    "variant",
+                    &v.variant,
+                    "",
+                    "",
+                    "",
+                    &format!("{name}_{suffix}"),
+                    &n,
+                    &f(x),
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                ])?;
+            }
+        }
+    }
+    let acc = acc_columns();
+    for r in &stats.repos {
+        for (name, e) in acc.iter().zip(&r.acc) {
+            let Some(e) = e else { continue };
+            let [val, lo, hi] = est(e);
+            w.write_record([
+                "repo",
+                &r.variant,
+                "",
+                &r.repo,
+                "",
+                name,
+                &r.n_scored.to_string(),
+                &val,
+                &lo,
+                &hi,
+                "",
+                "",
+                "",
+            ])?;
+        }
+    }
+    for p in &stats.paired {
+        let [val, lo, hi] = est(&p.diff);
+        w.write_record([
+            "paired",
+            &p.a,
+            &p.b,
+            "",
+            "",
+            &p.metric,
+            &p.n.to_string(),
+            &val,
+            &lo,
+            &hi,
+            &f(p.p_value),
+            &p.discordance.a_only.to_string(),
+            &p.discordance.b_only.to_string(),
+        ])?;
+    }
+    for l in data.variant_latency.iter().chain(&data.tool_latency) {
+        for (name, x) in [
+            ("latency_ms_mean", l.mean),
+            ("latency_ms_p05", l.p05),
+            ("latency_ms_p25", l.p25),
+            ("latency_ms_p50", l.p50),
+            ("latency_ms_p75", l.p75),
+            ("latency_ms_p95", l.p95),
+            ("latency_ms_max", l.max),
+        ] {
+            w.write_record([
+                "tool",
+                &l.variant,
+                "",
+                "",
+                &l.tool,
+                name,
+                &l.n.to_string(),
+                &f(x),
+                "",
+                "",
+                "",
+                "",
+                "",
+            ])?;
+        }
+    }
+    w.flush()?;
+    Ok(())
+}
+
+fn pct(e: &Option<Estimate>) -> String {
+    match e {
+        Some(e) => format!(
+            "{:.1} [{:.1}, {:.1}]",
+            e.value * 100.0,
+            e.lo * 100.0,
+            e.hi * 100.0
+        ),
+        None => "–".into(),
+    }
+}
+
+fn num(x: f64) -> String {
+    if !x.is_finite() {
+        "–".into()
+    } else if x.abs() >= 100.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.1}")
+    }
+}
+
+fn cost_cell(c: &Option<CostStat>, with_ci: bool) -> String {
+    match c {
+        Some(c) if with_ci => format!(
+            "{} [{}, {}]",
+            num(c.mean.value),
+            num(c.mean.lo),
+            num(c.mean.hi)
+        ),
+        Some(c) => num(c.mean.value),
+        None => "–".into(),
+    }
+}
+
+fn table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
+    let _ = writeln!(out, "| {} |", header.join(" | "));
+    let _ = writeln!(
+        out,
+        "|{}",
+        header
+            .iter()
+            .enumerate()
+            .map(|(i, _)| if i == 0 { "---|" } else { "---:|" })
+            .collect::<String>()
+    );
+    for r in rows {
+        let _ = writeln!(out, "| {} |", r.join(" | "));
+    }
+    out.push('\n');
+}
+
+fn p_text(p: f64) -> String {
+    if p < 0.001 {
+        "< 0.001".into()
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// Renders `report.md`.
+pub fn markdown(data: &ReportData, stats: &Stats, plots: &[String]) -> String {
+    let mut out = String::from("# navbench report\n\n");
+    let level = data.bootstrap.level * 100.0;
+    let _ = writeln!(
+        out,
+        "Intervals are {level:.0}% percentile-bootstrap intervals over instances ({} resamples, seed {:#x}); \
+         the same runs always give the same report. Accuracies are in percent over scored instances \
+         (instances whose patch edits no existing function are left out, as in LocAgent); costs are \
+         per instance over instances where the server ran.\n",
+        data.bootstrap.resamples, data.bootstrap.seed
+    );
+    let header: Vec<String> = ["run", "dataset", "shard", "started", "rows"]
+        .map(String::from)
+        .to_vec();
+    let rows: Vec<Vec<String>> = data
+        .runs
+        .iter()
+        .map(|r| {
+            vec![
+                format!("`{}`", r.dir.display()),
+                r.dataset.clone(),
+                if r.shard.is_empty() {
+                    "–".into()
+                } else {
+                    r.shard.clone()
+                },
+                r.started.get(..19).unwrap_or(&r.started).replace('T', " "),
+                r.rows.to_string(),
+            ]
+        })
+        .collect();
+    out.push_str("## Runs\n\n");
+    table(&mut out, &header, &rows);
+
+    // Accuracy.
+    let names = metric_columns();
+    let acc = acc_columns();
+    out.push_str("## Accuracy per variant\n\n");
+    let mut header = vec!["variant".to_string(), "n".to_string()];
+    header.extend(acc.iter().map(|a| pretty_metric(a)));
+    let rows: Vec<Vec<String>> = stats
+        .variants
+        .iter()
+        .map(|v| {
+            let mut r = vec![format!("**{}**", v.variant), v.n_scored.to_string()];
+            for a in &acc {
+                let i = names.iter().position(|n| n == a);
+                r.push(pct(&i.and_then(|i| v.metrics.get(i).copied()).flatten()));
+            }
+            r
+        })
+        .collect();
+    table(&mut out, &header, &rows);
+    let troubled: Vec<String> = stats
+        .variants
+        .iter()
+        .filter(|v| v.n_errors > 0 || v.n_no_gold > 0)
+        .map(|v| {
+            format!(
+                "{}: {} error(s), {} without edited functions",
+                v.variant, v.n_errors, v.n_no_gold
+            )
+        })
+        .collect();
+    if !troubled.is_empty() {
+        let _ = writeln!(out, "Not scored: {}.\n", troubled.join("; "));
+    }
+
+    // Cost.
+    out.push_str("## Cost per variant\n\n");
+    let header: Vec<String> = [
+        "variant",
+        "n",
+        "tool calls / inst.",
+        "response tokens / inst.",
+        "schema tokens",
+        "index ms (mean, p50, p95)",
+        "tool ms / inst. (mean, p50, p95)",
+        "call ms (mean, p50, p95)",
+    ]
+    .map(String::from)
+    .to_vec();
+    let rows: Vec<Vec<String>> = stats
+        .variants
+        .iter()
+        .map(|v| {
+            let three = |c: &Option<CostStat>| match c {
+                Some(c) => format!("{}, {}, {}", num(c.mean.value), num(c.p50), num(c.p95)),
+                None => "–".into(),
+            };
+            vec![
+                format!("**{}**", v.variant),
+                v.n_ran.to_string(),
+                cost_cell(&v.costs[0], true),
+                cost_cell(&v.costs[1], true),
+                cost_cell(&v.costs[2], false),
+                three(&v.costs[3]),
+                three(&v.costs[4]),
+                match &v.calls {
+                    Some(c) => format!("{}, {}, {}", num(c.mean), num(c.p50), num(c.p95)),
+                    None => "–".into(),
+                },
+            ]
+        })
+        .collect();
+    table(&mut out, &header, &rows);
+
+    // Every metric.
+    out.push_str("## All metrics\n\n");
+    let mut header = vec!["metric".to_string()];
+    header.extend(stats.variants.iter().map(|v| v.variant.clone()));
+    let rows: Vec<Vec<String>> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let mut r = vec![pretty_metric(n)];
+            r.extend(
+                stats
+                    .variants
+                    .iter()
+                    .map(|v| pct(&v.metrics.get(i).copied().flatten())),
+            );
+            r
+        })
+        .collect();
+    table(&mut out, &header, &rows);
+
+    // Paired comparisons.
+    out.push_str("## Paired comparisons\n\n");
+    if stats.paired.is_empty() {
+        out.push_str("Only one variant (or no instance scored by two): nothing to pair.\n\n");
+    } else {
+        out.push_str(
+            "On the instances both variants scored: Δ is the second variant minus the first, in \
+             points, with its paired-bootstrap interval; 'only' columns count instances just one of \
+             them found; p is the exact two-sided McNemar test on those.\n\n",
+        );
+        let mut pairs: Vec<(&str, &str)> = stats
+            .paired
+            .iter()
+            .map(|p| (p.a.as_str(), p.b.as_str()))
+            .collect();
+        pairs.dedup();
+        for (a, b) in pairs {
+            let mine: Vec<&PairedStats> = stats
+                .paired
+                .iter()
+                .filter(|p| p.a == a && p.b == b)
+                .collect();
+            let n = mine.first().map_or(0, |p| p.n);
+            let _ = writeln!(out, "### {b} vs {a} ({n} instances)\n");
+            let header: Vec<String> = vec![
+                "metric".into(),
+                a.into(),
+                b.into(),
+                format!("Δ {b} − {a}"),
+                format!("{a} only"),
+                format!("{b} only"),
+                "McNemar p".into(),
+            ];
+            let rows: Vec<Vec<String>> = mine
+                .iter()
+                .map(|p| {
+                    vec![
+                        pretty_metric(&p.metric),
+                        format!("{:.1}", p.a_mean * 100.0),
+                        format!("{:.1}", p.b_mean * 100.0),
+                        format!(
+                            "{:+.1} [{:+.1}, {:+.1}]",
+                            p.diff.value * 100.0,
+                            p.diff.lo * 100.0,
+                            p.diff.hi * 100.0
+                        ),
+                        p.discordance.a_only.to_string(),
+                        p.discordance.b_only.to_string(),
+                        p_text(p.p_value),
+                    ]
+                })
+                .collect();
+            table(&mut out, &header, &rows);
+            let verdicts: Vec<String> = mine
+                .iter()
+                .filter(|p| p.p_value < 0.05)
+                .map(|p| {
+                    let (win, lose) = if p.diff.value > 0.0 { (b, a) } else { (a, b) };
+                    format!(
+                        "{win} beats {lose} on {} (p = {})",
+                        pretty_metric(&p.metric),
+                        p_text(p.p_value)
+                    )
+                })
+                .collect();
+            if verdicts.is_empty() {
+                out.push_str("No difference is significant at p < 0.05.\n\n");
+            } else {
+                let _ = writeln!(out, "Significant at p < 0.05: {}.\n", verdicts.join("; "));
+            }
+        }
+    }
+
+    // Latency per tool.
+    out.push_str("## Latency per tool\n\n");
+    let header: Vec<String> = [
+        "variant", "tool", "calls", "mean ms", "p50 ms", "p95 ms", "max ms",
+    ]
+    .map(String::from)
+    .to_vec();
+    let rows: Vec<Vec<String>> = data
+        .tool_latency
+        .iter()
+        .map(|l| {
+            vec![
+                l.variant.clone(),
+                format!("`{}`", l.tool),
+                l.n.to_string(),
+                format!("{:.2}", l.mean),
+                format!("{:.2}", l.p50),
+                format!("{:.2}", l.p95),
+                format!("{:.2}", l.max),
+            ]
+        })
+        .collect();
+    table(&mut out, &header, &rows);
+
+    // Per repository.
+    out.push_str("## Accuracy per repository\n\n");
+    let mut header = vec!["repository".to_string(), "variant".into(), "n".into()];
+    header.extend(acc.iter().map(|a| pretty_metric(a)));
+    let rows: Vec<Vec<String>> = stats
+        .repos
+        .iter()
+        .map(|r| {
+            let mut row = vec![r.repo.clone(), r.variant.clone(), r.n_scored.to_string()];
+            row.extend(r.acc.iter().map(|e| match e {
+                Some(e) => format!("{:.1}", e.value * 100.0),
+                None => "–".into(),
+            }));
+            row
+        })
+        .collect();
+    table(&mut out, &header, &rows);
+    out.push_str("Intervals per repository are in `report.csv` (section `repo`).\n\n");
+
+    if !plots.is_empty() {
+        out.push_str("## Plots\n\n");
+        for p in plots.iter().filter(|p| p.ends_with(".png")) {
+            let stem = p.trim_end_matches(".png");
+            let _ = writeln!(out, "![{stem}]({p})  \n(also [{stem}.svg]({stem}.svg))\n");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::Bootstrap;
+
+    fn row(id: &str, repo: &str, variant: &str, acc: f64) -> ResultRow {
+        ResultRow {
+            instance_id: id.into(),
+            repo: repo.into(),
+            variant: variant.into(),
+            status: "ok".into(),
+            metrics: Some(vec![acc; metric_columns().len()]),
+            n_calls: 3.0,
+            tool_ms: 10.0,
+            index_ms: 5.0,
+            response_tokens: 100.0,
+            schema_tokens: 50.0,
+        }
+    }
+
+    fn data() -> ReportData {
+        let mut rows = Vec::new();
+        // text finds 1 of 6, graph finds 6 of 6: graph-only on 5 instances.
+        for i in 0..6 {
+            let repo = if i < 3 { "a/one" } else { "b/two" };
+            rows.push(row(
+                &format!("i{i}"),
+                repo,
+                "text",
+                if i == 0 { 1.0 } else { 0.0 },
+            ));
+            rows.push(row(&format!("i{i}"), repo, "graph", 1.0));
+        }
+        ReportData {
+            runs: Vec::new(),
+            variants: vec!["text".into(), "graph".into()],
+            rows,
+            tool_latency: Vec::new(),
+            variant_latency: Vec::new(),
+            bootstrap: Bootstrap::default(),
+        }
+    }
+
+    #[test]
+    fn computes_variant_repo_and_paired_figures() {
+        let d = data();
+        let s = compute(&d);
+        assert_eq!(s.variants.len(), 2);
+        let text = &s.variants[0];
+        assert_eq!(text.n_scored, 6);
+        let file1 = text.metrics[0].unwrap();
+        assert!((file1.value - 1.0 / 6.0).abs() < 1e-12);
+        assert!(file1.lo <= file1.value && file1.value <= file1.hi);
+        let graph = &s.variants[1];
+        assert_eq!(graph.metrics[0].unwrap().lo, 1.0);
+        assert_eq!(text.costs[0].unwrap().mean.value, 3.0);
+        // Two repos × two variants.
+        assert_eq!(s.repos.len(), 4);
+        assert_eq!(s.repos[0].repo, "a/one");
+        // Seven Acc@k comparisons, each graph-only on 5 instances: p = 2/32.
+        assert_eq!(s.paired.len(), 7);
+        let p = &s.paired[0];
+        assert_eq!((p.a.as_str(), p.b.as_str()), ("text", "graph"));
+        assert_eq!(p.discordance.b_only, 5);
+        assert!((p.p_value - 0.0625).abs() < 1e-12);
+        assert!((p.diff.value - 5.0 / 6.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn markdown_and_csv_carry_the_figures() {
+        let d = data();
+        let s = compute(&d);
+        let md = markdown(&d, &s, &["accuracy_vs_tokens.png".into()]);
+        assert!(md.contains("## Accuracy per variant"), "{md}");
+        assert!(md.contains("| **text** | 6 | 16.7 ["), "{md}");
+        assert!(md.contains("### graph vs text (6 instances)"), "{md}");
+        assert!(md.contains("| file Acc@1 | 16.7 | 100.0 | +83.3 ["), "{md}");
+        assert!(md.contains("| 0 | 5 | 0.062 |"), "{md}");
+        assert!(md.contains("![accuracy_vs_tokens](accuracy_vs_tokens.png)"));
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("report.csv");
+        write_csv(&p, &d, &s).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.starts_with("section,variant,other,repo,tool,metric,n,value,ci_low"));
+        assert!(
+            text.contains("paired,text,graph,,,file_acc_1,6,0.833333,"),
+            "{text}"
+        );
+        assert!(text.contains(",0.062500,0,5"), "{text}");
+        assert!(text.contains("repo,graph,,b/two,,file_acc_5,3,1.000000,1.000000,1.000000"));
+    }
+
+    #[test]
+    fn pretty_names() {
+        assert_eq!(pretty_metric("file_acc_5"), "file Acc@5");
+        assert_eq!(pretty_metric("module_ndcg_10"), "module NDCG@10");
+        assert_eq!(acc_columns().len(), 7);
+    }
+}

@@ -1,0 +1,579 @@
+//! The content index: code chunks in tantivy (postings with term frequencies, a doc store
+//! for the chunks), scored by bm25s' BM25 ([`super::scoring`]) rather than tantivy's own
+//! (which fixes k1 = 1.2 and uses lossy length norms).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use tantivy::postings::Postings;
+use tantivy::schema::{
+    FAST, Field, INDEXED, IndexRecordOption, STORED, Schema, TextFieldIndexing, TextOptions, Value,
+};
+use tantivy::tokenizer::{PreTokenizedString, Token};
+use tantivy::{DocAddress, DocSet, Index, IndexReader, TERMINATED, TantivyDocument, Term};
+
+use super::Bm25Error;
+use super::scoring::{self, Bm25Params};
+use super::tokenize::Tokenizer;
+use crate::chunk::{self, Chunk, ChunkConfig};
+
+/// Version of the on-disk format; bump when the schema, the chunker or the tokenizer change.
+pub const FORMAT_VERSION: u32 = 1;
+
+const MANIFEST: &str = "navbench-bm25.json";
+const TANTIVY_DIR: &str = "tantivy";
+const F_TOKENS: &str = "tokens";
+const F_ORD: &str = "ord";
+const F_LEN: &str = "doc_len";
+const F_CHUNK: &str = "chunk";
+
+/// One search hit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// Position of the chunk in corpus order (its id in this index).
+    pub chunk_id: usize,
+    /// Repo-relative path.
+    pub file: String,
+    /// First line (1-based).
+    pub start_line: usize,
+    /// Last line (inclusive).
+    pub end_line: usize,
+    /// The chunk's span ids, sorted.
+    pub span_ids: Vec<String>,
+    /// BM25 score (bm25s' float32 value).
+    pub score: f32,
+    /// The chunk's text.
+    pub text: String,
+}
+
+/// Why a search returned nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmptyReason {
+    /// The query has no token after lower-casing, splitting and stop-word removal (the
+    /// original crashes with `IndexError` here).
+    NoQueryTokens,
+    /// None of the query's tokens occurs in the index (the original returns arbitrary
+    /// zero-score chunks).
+    NoMatchingTokens,
+    /// The index has no chunks.
+    EmptyIndex,
+}
+
+impl std::fmt::Display for EmptyReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            EmptyReason::NoQueryTokens => {
+                "the query has no searchable word (words of 2+ letters/digits that are not stop words)"
+            }
+            EmptyReason::NoMatchingTokens => "no word of the query occurs in the indexed code",
+            EmptyReason::EmptyIndex => "the index holds no code chunks",
+        })
+    }
+}
+
+/// Search results: hits best first (ties in corpus order), or why there are none.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchResults {
+    /// Hits with a positive score, at most `top_k`.
+    pub hits: Vec<Hit>,
+    /// Set when `hits` is empty for a reason other than a low `top_k`.
+    pub empty_reason: Option<EmptyReason>,
+}
+
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct Manifest {
+    format_version: u32,
+    num_chunks: usize,
+    avgdl: f64,
+    params: Bm25Params,
+    /// Fingerprint of the stored chunks (paths, lines, spans, text).
+    chunks_fingerprint: String,
+    /// Fingerprint of the corpus files the chunks came from (empty when built from chunks).
+    source_fingerprint: String,
+}
+
+/// A BM25 index over a repository's code chunks.
+pub struct Bm25Index {
+    index: Index,
+    reader: IndexReader,
+    f_tokens: Field,
+    chunks: Vec<Chunk>,
+    doc_lens: Vec<u64>,
+    /// Per segment: tantivy doc id → chunk ordinal.
+    ords: Vec<Vec<u32>>,
+    avgdl: f64,
+    params: Bm25Params,
+    source_fingerprint: String,
+}
+
+impl std::fmt::Debug for Bm25Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bm25Index")
+            .field("chunks", &self.chunks.len())
+            .field("avgdl", &self.avgdl)
+            .finish()
+    }
+}
+
+fn schema() -> (Schema, Field, Field, Field, Field) {
+    let mut sb = Schema::builder();
+    let indexing = TextFieldIndexing::default()
+        .set_tokenizer("raw")
+        .set_index_option(IndexRecordOption::WithFreqs)
+        .set_fieldnorms(false);
+    let f_tokens = sb.add_text_field(
+        F_TOKENS,
+        TextOptions::default().set_indexing_options(indexing),
+    );
+    let f_ord = sb.add_u64_field(F_ORD, FAST | STORED | INDEXED);
+    let f_len = sb.add_u64_field(F_LEN, FAST | STORED);
+    let f_chunk = sb.add_text_field(F_CHUNK, STORED);
+    (sb.build(), f_tokens, f_ord, f_len, f_chunk)
+}
+
+/// 64-bit FNV-1a, for fingerprints (stable across platforms and releases).
+#[derive(Clone, Copy)]
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        for &x in b {
+            self.0 ^= x as u64;
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        // Field separator, so that ("ab","c") and ("a","bc") differ.
+        self.0 ^= 0xff;
+        self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    fn hex(self) -> String {
+        format!("{:016x}", self.0)
+    }
+}
+
+fn chunks_fingerprint(chunks: &[Chunk], params: Bm25Params) -> String {
+    let mut h = Fnv::new();
+    h.bytes(&FORMAT_VERSION.to_le_bytes());
+    h.bytes(&params.k1.to_le_bytes());
+    h.bytes(&params.b.to_le_bytes());
+    for c in chunks {
+        h.bytes(c.file_path.as_bytes());
+        h.bytes(&(c.start_line as u64).to_le_bytes());
+        h.bytes(&(c.end_line as u64).to_le_bytes());
+        for s in &c.span_ids {
+            h.bytes(s.as_bytes());
+        }
+        h.bytes(c.text.as_bytes());
+    }
+    h.hex()
+}
+
+/// Fingerprint of a repository's corpus files (paths and contents), to tell whether a
+/// saved index still describes the tree.
+pub fn source_fingerprint(root: &Path) -> Result<String, Bm25Error> {
+    let files = chunk::list_corpus_files(root).map_err(chunk::ChunkError::from)?;
+    let mut h = Fnv::new();
+    h.bytes(&FORMAT_VERSION.to_le_bytes());
+    for f in files {
+        let bytes = std::fs::read(&f.abs_path).map_err(|source| {
+            Bm25Error::Chunk(chunk::ChunkError::Read {
+                path: f.abs_path.clone(),
+                source,
+            })
+        })?;
+        h.bytes(f.rel_path.as_bytes());
+        h.bytes(&bytes);
+    }
+    Ok(h.hex())
+}
+
+fn corrupt(dir: &Path, why: impl Into<String>) -> Bm25Error {
+    Bm25Error::Corrupt {
+        dir: dir.to_path_buf(),
+        reason: why.into(),
+    }
+}
+
+impl Bm25Index {
+    /// Builds the index of the repository at `root` in memory (LocAgent's chunking and
+    /// settings).
+    pub fn build(root: &Path) -> Result<Self, Bm25Error> {
+        let fingerprint = source_fingerprint(root)?;
+        let chunks = chunk::chunk_repo(root, &ChunkConfig::default())?;
+        let mut idx = Self::from_chunks(chunks)?;
+        idx.source_fingerprint = fingerprint;
+        Ok(idx)
+    }
+
+    /// Builds an in-memory index over the given chunks (in this order).
+    pub fn from_chunks(chunks: Vec<Chunk>) -> Result<Self, Bm25Error> {
+        let index = Index::create_in_ram(schema().0);
+        Self::fill_and_load(index, chunks, Bm25Params::default(), String::new())
+    }
+
+    fn fill_and_load(
+        index: Index,
+        chunks: Vec<Chunk>,
+        params: Bm25Params,
+        source_fingerprint: String,
+    ) -> Result<Self, Bm25Error> {
+        let (_, f_tokens, f_ord, f_len, f_chunk) = schema();
+        let mut tokenizer = Tokenizer::new();
+        {
+            // One thread: doc ids follow insertion order in a single segment.
+            let mut writer = index.writer_with_num_threads::<TantivyDocument>(1, 50_000_000)?;
+            for (ord, c) in chunks.iter().enumerate() {
+                let toks = tokenizer.tokenize(&c.embed_text());
+                let mut doc = TantivyDocument::default();
+                doc.add_pre_tokenized_text(f_tokens, pre_tokenized(&toks));
+                doc.add_u64(f_ord, ord as u64);
+                doc.add_u64(f_len, toks.len() as u64);
+                doc.add_text(f_chunk, serde_json::to_string(c)?);
+                writer.add_document(doc)?;
+            }
+            writer.commit()?;
+            writer.wait_merging_threads()?;
+        }
+        Self::load(index, Some(chunks), params, source_fingerprint, None)
+    }
+
+    /// Loads ords, lengths and (unless given) chunks from the index.
+    fn load(
+        index: Index,
+        chunks: Option<Vec<Chunk>>,
+        params: Bm25Params,
+        source_fingerprint: String,
+        dir: Option<&Path>,
+    ) -> Result<Self, Bm25Error> {
+        let sch = index.schema();
+        let field = |name: &str| {
+            sch.get_field(name).map_err(|_| {
+                corrupt(
+                    dir.unwrap_or(Path::new("<memory>")),
+                    format!("field `{name}` missing"),
+                )
+            })
+        };
+        let f_tokens = field(F_TOKENS)?;
+        let f_chunk = field(F_CHUNK)?;
+        let reader = index.reader()?;
+        let searcher = reader.searcher();
+        let n = searcher.num_docs() as usize;
+        let mut ords: Vec<Vec<u32>> = Vec::new();
+        let mut doc_lens = vec![0u64; n];
+        let mut loaded: Vec<Option<Chunk>> = if chunks.is_none() {
+            vec![None; n]
+        } else {
+            Vec::new()
+        };
+        let where_ = dir.unwrap_or(Path::new("<memory>"));
+        for (seg_ord, seg) in searcher.segment_readers().iter().enumerate() {
+            let ord_col = seg.fast_fields().u64(F_ORD)?;
+            let len_col = seg.fast_fields().u64(F_LEN)?;
+            let mut seg_ords = Vec::with_capacity(seg.max_doc() as usize);
+            for doc in 0..seg.max_doc() {
+                let ord = ord_col
+                    .first(doc)
+                    .ok_or_else(|| corrupt(where_, "a document has no ordinal"))?
+                    as usize;
+                if ord >= n {
+                    return Err(corrupt(where_, format!("ordinal {ord} out of range")));
+                }
+                doc_lens[ord] = len_col
+                    .first(doc)
+                    .ok_or_else(|| corrupt(where_, "a document has no length"))?;
+                if chunks.is_none() {
+                    let d: TantivyDocument = searcher.doc(DocAddress::new(seg_ord as u32, doc))?;
+                    let json = d
+                        .get_first(f_chunk)
+                        .and_then(|v| v.as_str())
+                        .ok_or_else(|| corrupt(where_, "a document has no stored chunk"))?;
+                    let c: Chunk = serde_json::from_str(json)
+                        .map_err(|e| corrupt(where_, format!("stored chunk unreadable: {e}")))?;
+                    loaded[ord] = Some(c);
+                }
+                seg_ords.push(ord as u32);
+            }
+            ords.push(seg_ords);
+        }
+        let chunks = match chunks {
+            Some(c) => c,
+            None => loaded
+                .into_iter()
+                .enumerate()
+                .map(|(i, c)| c.ok_or_else(|| corrupt(where_, format!("chunk {i} missing"))))
+                .collect::<Result<Vec<_>, _>>()?,
+        };
+        let avgdl = scoring::mean_len(&doc_lens);
+        Ok(Bm25Index {
+            index,
+            reader,
+            f_tokens,
+            chunks,
+            doc_lens,
+            ords,
+            avgdl,
+            params,
+            source_fingerprint,
+        })
+    }
+
+    /// The indexed chunks, in corpus order (a hit's `chunk_id` indexes this).
+    pub fn chunks(&self) -> &[Chunk] {
+        &self.chunks
+    }
+
+    /// Number of chunks.
+    pub fn len(&self) -> usize {
+        self.chunks.len()
+    }
+
+    /// Whether the index has no chunks.
+    pub fn is_empty(&self) -> bool {
+        self.chunks.is_empty()
+    }
+
+    /// Fingerprint of the corpus files the index was built from (empty when it was built
+    /// from chunks directly). Compare with [`source_fingerprint`] to detect a stale index.
+    pub fn source_fingerprint(&self) -> &str {
+        &self.source_fingerprint
+    }
+
+    /// Writes the index to `dir` (created if needed; an existing index there is replaced):
+    /// a tantivy index in `dir/tantivy` and a manifest with the format version and
+    /// fingerprints, written last so that an interrupted save reads as corrupt.
+    pub fn save(&self, dir: &Path) -> Result<(), Bm25Error> {
+        let io = |e: std::io::Error| Bm25Error::Io {
+            path: dir.to_path_buf(),
+            source: e,
+        };
+        std::fs::create_dir_all(dir).map_err(io)?;
+        let manifest_path = dir.join(MANIFEST);
+        if manifest_path.exists() {
+            std::fs::remove_file(&manifest_path).map_err(io)?;
+        }
+        let tdir = dir.join(TANTIVY_DIR);
+        if tdir.exists() {
+            std::fs::remove_dir_all(&tdir).map_err(io)?;
+        }
+        std::fs::create_dir_all(&tdir).map_err(io)?;
+        let index = Index::create_in_dir(&tdir, schema().0)?;
+        // Re-index into the directory (cheap next to chunking).
+        let saved = Self::fill_and_load(index, self.chunks.clone(), self.params, String::new())?;
+        drop(saved);
+        let manifest = Manifest {
+            format_version: FORMAT_VERSION,
+            num_chunks: self.chunks.len(),
+            avgdl: self.avgdl,
+            params: self.params,
+            chunks_fingerprint: chunks_fingerprint(&self.chunks, self.params),
+            source_fingerprint: self.source_fingerprint.clone(),
+        };
+        let tmp = dir.join(format!("{MANIFEST}.tmp"));
+        std::fs::write(&tmp, serde_json::to_vec_pretty(&manifest)?).map_err(io)?;
+        std::fs::rename(&tmp, &manifest_path).map_err(io)?;
+        Ok(())
+    }
+
+    /// Opens an index written by [`Bm25Index::save`]. A missing or unreadable manifest, a
+    /// format-version mismatch, a tantivy checksum failure or stored chunks that do not
+    /// match the manifest's fingerprint give [`Bm25Error::Corrupt`] (rebuild then).
+    pub fn open(dir: &Path) -> Result<Self, Bm25Error> {
+        let manifest_path = dir.join(MANIFEST);
+        let raw = std::fs::read(&manifest_path)
+            .map_err(|e| corrupt(dir, format!("cannot read {}: {e}", manifest_path.display())))?;
+        let manifest: Manifest = serde_json::from_slice(&raw)
+            .map_err(|e| corrupt(dir, format!("manifest unreadable: {e}")))?;
+        if manifest.format_version != FORMAT_VERSION {
+            return Err(corrupt(
+                dir,
+                format!(
+                    "format version {} (this build reads {FORMAT_VERSION})",
+                    manifest.format_version
+                ),
+            ));
+        }
+        let tdir: PathBuf = dir.join(TANTIVY_DIR);
+        let index = Index::open_in_dir(&tdir)
+            .map_err(|e| corrupt(dir, format!("tantivy index unreadable: {e}")))?;
+        let bad = index
+            .validate_checksum()
+            .map_err(|e| corrupt(dir, format!("checksum validation failed: {e}")))?;
+        if !bad.is_empty() {
+            let mut names: Vec<String> = bad.iter().map(|p| p.display().to_string()).collect();
+            names.sort();
+            return Err(corrupt(
+                dir,
+                format!("checksum mismatch in {}", names.join(", ")),
+            ));
+        }
+        let idx = Self::load(
+            index,
+            None,
+            manifest.params,
+            manifest.source_fingerprint.clone(),
+            Some(dir),
+        )
+        .map_err(|e| match e {
+            Bm25Error::Corrupt { .. } => e,
+            other => corrupt(dir, other.to_string()),
+        })?;
+        if idx.chunks.len() != manifest.num_chunks {
+            return Err(corrupt(
+                dir,
+                format!(
+                    "{} chunks stored, manifest says {}",
+                    idx.chunks.len(),
+                    manifest.num_chunks
+                ),
+            ));
+        }
+        if chunks_fingerprint(&idx.chunks, idx.params) != manifest.chunks_fingerprint {
+            return Err(corrupt(
+                dir,
+                "stored chunks do not match the manifest fingerprint",
+            ));
+        }
+        Ok(idx)
+    }
+
+    /// Opens the index in `dir` if it is intact and was built from the current contents of
+    /// `root`; otherwise builds it from `root` and saves it there. Returns the index and
+    /// whether it was loaded (true) or rebuilt (false).
+    pub fn open_or_build(dir: &Path, root: &Path) -> Result<(Self, bool), Bm25Error> {
+        let current = source_fingerprint(root)?;
+        match Self::open(dir) {
+            Ok(idx) if idx.source_fingerprint == current => return Ok((idx, true)),
+            Ok(_) => tracing::info!(dir = %dir.display(), "BM25 index is stale; rebuilding"),
+            Err(e) => {
+                tracing::info!(dir = %dir.display(), error = %e, "BM25 index unusable; rebuilding")
+            }
+        }
+        let chunks = chunk::chunk_repo(root, &ChunkConfig::default())?;
+        let mut idx = Self::from_chunks(chunks)?;
+        idx.source_fingerprint = current;
+        idx.save(dir)?;
+        Ok((idx, false))
+    }
+
+    /// The best `top_k` chunks for `query` (bm25s scores; ties in corpus order).
+    pub fn search(&self, query: &str, top_k: usize) -> Result<SearchResults, Bm25Error> {
+        let empty = |r| SearchResults {
+            hits: Vec::new(),
+            empty_reason: Some(r),
+        };
+        if self.chunks.is_empty() {
+            return Ok(empty(EmptyReason::EmptyIndex));
+        }
+        let tokens = Tokenizer::new().tokenize(query);
+        if tokens.is_empty() {
+            return Ok(empty(EmptyReason::NoQueryTokens));
+        }
+        let scores = self.score_all(&tokens)?;
+        let Some(scores) = scores else {
+            return Ok(empty(EmptyReason::NoMatchingTokens));
+        };
+        let hits: Vec<Hit> = scoring::top_k(&scores, top_k)
+            .into_iter()
+            .map(|(i, score)| {
+                let c = &self.chunks[i];
+                Hit {
+                    chunk_id: i,
+                    file: c.file_path.clone(),
+                    start_line: c.start_line,
+                    end_line: c.end_line,
+                    span_ids: c.span_ids.clone(),
+                    score,
+                    text: c.text.clone(),
+                }
+            })
+            .collect();
+        Ok(SearchResults {
+            hits,
+            empty_reason: None,
+        })
+    }
+
+    /// Scores of every chunk for the (stemmed) query tokens; None when no token is indexed.
+    pub fn score_all(&self, tokens: &[String]) -> Result<Option<Vec<f32>>, Bm25Error> {
+        let searcher = self.reader.searcher();
+        let n = self.chunks.len() as u64;
+        let mut per_term: HashMap<&str, Vec<(u32, f32)>> = HashMap::new();
+        for t in tokens {
+            if per_term.contains_key(t.as_str()) {
+                continue;
+            }
+            let term = Term::from_field_text(self.f_tokens, t);
+            let df = searcher.doc_freq(&term)?;
+            let mut list = Vec::new();
+            if df > 0 {
+                let idf = scoring::idf(df, n);
+                for (seg_ord, seg) in searcher.segment_readers().iter().enumerate() {
+                    let inv = seg.inverted_index(self.f_tokens)?;
+                    let Some(mut postings) =
+                        inv.read_postings(&term, IndexRecordOption::WithFreqs)?
+                    else {
+                        continue;
+                    };
+                    let seg_ords = &self.ords[seg_ord];
+                    let mut doc = postings.doc();
+                    while doc != TERMINATED {
+                        let ord = seg_ords[doc as usize];
+                        let s = scoring::term_score(
+                            idf,
+                            postings.term_freq(),
+                            self.doc_lens[ord as usize],
+                            self.avgdl,
+                            self.params,
+                        );
+                        list.push((ord, s));
+                        doc = postings.advance();
+                    }
+                }
+            }
+            per_term.insert(t.as_str(), list);
+        }
+        if per_term.values().all(Vec::is_empty) {
+            return Ok(None);
+        }
+        let mut scores = vec![0f32; self.chunks.len()];
+        for t in tokens {
+            if let Some(list) = per_term.get(t.as_str()) {
+                for &(ord, s) in list {
+                    scores[ord as usize] += s;
+                }
+            }
+        }
+        Ok(Some(scores))
+    }
+
+    /// The underlying tantivy index (read-only use).
+    pub fn tantivy_index(&self) -> &Index {
+        &self.index
+    }
+}
+
+fn pre_tokenized(tokens: &[String]) -> PreTokenizedString {
+    let mut offset = 0;
+    let toks = tokens
+        .iter()
+        .enumerate()
+        .map(|(position, t)| {
+            let tok = Token {
+                offset_from: offset,
+                offset_to: offset + t.len(),
+                position,
+                text: t.clone(),
+                position_length: 1,
+            };
+            offset += t.len() + 1;
+            tok
+        })
+        .collect();
+    PreTokenizedString {
+        text: tokens.join(" "),
+        tokens: toks,
+    }
+}

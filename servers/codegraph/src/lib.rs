@@ -1,0 +1,58 @@
+//! `navbench-codegraph`: a faithful, fast Rust port of LocAgent's graph-guided code
+//! localization tools (arXiv 2503.09089, `gersteinlab/LocAgent`).
+//!
+//! This crate currently provides the foundation: LocAgent's dependency graph
+//! (`dependency_graph/build_graph.py`, graph version v2.3) and its TSV export. The
+//! behaviour reproduced, quirks included, is described in the project spec
+//! (`/work/shared/spec/locagent.md` §1).
+//!
+//! # Principal types and data flow
+//!
+//! ```text
+//! repo dir ──build::build_graph──► graph::CodeGraph ──export::write_tsv──► *.nodes.tsv / *.edges.tsv
+//!            walk → extract (parallel) → nodes/contains → imports → invokes/inherits
+//! ```
+//!
+//! - [`graph::CodeGraph`]: a multigraph of [`graph::Node`]s (ids `/`, `dir`, `dir/f.py`,
+//!   `dir/f.py:Cls.meth`; types [`graph::NodeKind`]; code and line spans) and
+//!   [`graph::Edge`]s ([`graph::EdgeKind`] `contains`/`inherits`/`invokes`/`imports`,
+//!   `imports` with an optional alias), with an id index and networkx-ordered
+//!   neighbour access for the traversal tools.
+//! - [`build::build_graph`] / [`build::build_graph_with`]: build it from a directory.
+//! - [`export`]: the reference TSV format.
+//!
+//! # Example
+//!
+//! ```
+//! use navbench_codegraph::build::build_graph;
+//! use navbench_codegraph::graph::{EdgeKind, EdgeRef};
+//!
+//! let dir = tempfile::tempdir()?;
+//! std::fs::write(dir.path().join("m.py"), "def helper():\n    pass\n\ndef main():\n    helper()\n")?;
+//! let graph = build_graph(dir.path())?;
+//! let main = graph.index_of("m.py:main").expect("main is a node");
+//! let calls: Vec<&str> = graph
+//!     .out_edges(main)
+//!     .iter()
+//!     .filter(|e| e.weight().kind == EdgeKind::Invokes)
+//!     .map(|e| graph.node(e.target()).id.as_str())
+//!     .collect();
+//! assert_eq!(calls, ["m.py:helper"]);
+//! assert_eq!(graph.node_by_id("m.py:main").and_then(|n| n.lines), Some((4, 5)));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod bm25;
+pub mod build;
+pub mod chunk;
+pub mod export;
+pub mod graph;
+// MCP server side: traversal, fuzzy search, formats, cache, tools.
+pub mod cache;
+pub mod format;
+pub mod fuzzy;
+pub mod retrieve;
+pub mod server;
+pub mod snippets;
+pub mod tools;
+pub mod traverse;

@@ -1,0 +1,121 @@
+//! `navbench-codegraph`: LocAgent's code graph, as an MCP server on stdio (the
+//! default, or `serve`; `--root DIR` initializes at start-up, `--cache DIR` sets the
+//! cache) and as a command-line tool (`export`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use tracing::info;
+
+use navbench_codegraph::{build, export};
+
+#[derive(Parser)]
+#[command(version, about = "LocAgent's dependency graph of a Python repository")]
+#[command(args_conflicts_with_subcommands = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// Server options when no subcommand is given.
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+/// Options of the MCP server mode.
+#[derive(clap::Args, Debug, Clone, Default)]
+struct ServeArgs {
+    /// Repository to initialize at start-up (as init_repository would).
+    #[arg(long)]
+    root: Option<PathBuf>,
+    /// Cache directory [default: $NAVBENCH_CACHE/codegraph or ~/.cache/navbench/codegraph].
+    #[arg(long)]
+    cache: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the MCP tools on stdin/stdout (the default mode).
+    Serve(ServeArgs),
+    /// Build the graph of a repository and write PREFIX.nodes.tsv and PREFIX.edges.tsv
+    /// in the reference format.
+    Export {
+        /// The repository's root directory.
+        #[arg(long)]
+        root: PathBuf,
+        /// Output path prefix.
+        #[arg(long)]
+        out: PathBuf,
+        /// Disable the global name fallback (LocAgent runs with it on).
+        #[arg(long)]
+        no_global_import: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Command::Export {
+            root,
+            out,
+            no_global_import,
+        }) => run_export(root, out, !no_global_import),
+        Some(Command::Serve(args)) => run_serve(args),
+        None => run_serve(cli.serve),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run_serve(args: ServeArgs) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(navbench_codegraph::server::serve_stdio(
+        navbench_codegraph::server::ServeOptions {
+            root: args.root,
+            cache: args.cache,
+            ..Default::default()
+        },
+    ))
+}
+
+fn run_export(root: PathBuf, out: PathBuf, global_import: bool) -> anyhow::Result<()> {
+    let options = build::BuildOptions { global_import };
+    let (graph, report) = build::build_graph_with(&root, &options)
+        .with_context(|| format!("building the graph of {}", root.display()))?;
+    for (file, reason) in &report.rejected {
+        info!(
+            file,
+            reason, "file not parsable by Python's ast: orphan file node"
+        );
+    }
+    for file in &report.undecodable {
+        info!(file, "file is not UTF-8: no node");
+    }
+    info!(
+        root = %root.display(),
+        nodes = graph.node_count(),
+        edges = graph.edge_count(),
+        files = report.files,
+        build_ms = format!("{:.1}", report.elapsed.as_secs_f64() * 1000.0),
+        "graph built"
+    );
+    let (n, e) = export::write_tsv(&graph, &out)
+        .with_context(|| format!("writing TSV files with prefix {}", out.display()))?;
+    info!(nodes = %n.display(), edges = %e.display(), "written");
+    Ok(())
+}

@@ -1,0 +1,163 @@
+//! The retrieval back ends the tools use, behind two small traits.
+//!
+//! - [`ContentRetriever`]: BM25 over code chunks (spec §3.1–3.3), used by
+//!   `search_code` (`bm25_content_retrieve`, §4.4).
+//! - [`ModuleRetriever`]: BM25 over entity ids (spec §3.4), used by `search_code`'s
+//!   entity step and by the invalid-entity hints of the traversal tools (§4.8).
+//!
+//! [`open_or_build`] provides both for a repository from [`crate::bm25`]; it is the
+//! single place that knows the BM25 implementation. When the content index cannot
+//! be built, the tools fall back to entity search only and say so.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::bm25::{Bm25Index, ModuleIndex};
+use crate::graph::CodeGraph;
+
+/// One chunk returned by content search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContentHit {
+    /// Repo-relative path of the chunk's file.
+    pub file_path: String,
+    /// First line of the chunk (1-based).
+    pub start_line: u32,
+    /// Last line of the chunk (inclusive).
+    pub end_line: u32,
+    /// The chunk's span ids (`Foo.bar`, `imports`, `docstring`, `impl:2`, ...).
+    pub span_ids: Vec<String>,
+    /// BM25 score.
+    pub score: f32,
+}
+
+/// BM25 over code chunks.
+pub trait ContentRetriever: Send + Sync {
+    /// The best `top_k` chunks for `query`, best first (empty when the query has no
+    /// indexable token).
+    fn retrieve(&self, query: &str, top_k: usize) -> Vec<ContentHit>;
+}
+
+/// BM25 over entity ids.
+pub trait ModuleRetriever: Send + Sync {
+    /// The best `top_k` ids for `query` with their scores, best first.
+    fn retrieve(&self, query: &str, top_k: usize) -> Vec<(String, f32)>;
+}
+
+/// The retrievers of one repository.
+#[derive(Clone, Default)]
+pub struct Retrievers {
+    /// Content search, when available.
+    pub content: Option<Arc<dyn ContentRetriever>>,
+    /// Entity-id search, when available.
+    pub modules: Option<Arc<dyn ModuleRetriever>>,
+    /// True when the content index was loaded from the cache.
+    pub cache_hit: bool,
+    /// Why a retriever is missing, for the init summary.
+    pub note: Option<String>,
+}
+
+impl std::fmt::Debug for Retrievers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Retrievers")
+            .field("content", &self.content.is_some())
+            .field("modules", &self.modules.is_some())
+            .field("cache_hit", &self.cache_hit)
+            .field("note", &self.note)
+            .finish()
+    }
+}
+
+/// Content search over a [`Bm25Index`].
+struct ContentIndex(Bm25Index);
+
+impl ContentRetriever for ContentIndex {
+    fn retrieve(&self, query: &str, top_k: usize) -> Vec<ContentHit> {
+        match self.0.search(query, top_k) {
+            Ok(results) => results
+                .hits
+                .into_iter()
+                .map(|h| ContentHit {
+                    file_path: h.file,
+                    start_line: u32::try_from(h.start_line).unwrap_or(u32::MAX),
+                    end_line: u32::try_from(h.end_line).unwrap_or(u32::MAX),
+                    span_ids: h.span_ids,
+                    score: h.score,
+                })
+                .collect(),
+            Err(e) => {
+                tracing::warn!(error = %e, "BM25 content search failed");
+                Vec::new()
+            }
+        }
+    }
+}
+
+/// Entity-id search over a [`ModuleIndex`].
+struct ModuleIds(ModuleIndex);
+
+impl ModuleRetriever for ModuleIds {
+    fn retrieve(&self, query: &str, top_k: usize) -> Vec<(String, f32)> {
+        self.0
+            .search(query, top_k)
+            .into_iter()
+            .map(|h| (h.id, h.score))
+            .collect()
+    }
+}
+
+/// Opens the retrievers of the repository at `root`: the content index from
+/// `index_dir` (a directory of the cache entry) when it is intact, else built and
+/// persisted there (always rebuilt when `rebuild`); the entity-id index
+/// from the graph's non-test node ids (directories included), in graph order.
+pub fn open_or_build(
+    root: &Path,
+    graph: &CodeGraph,
+    index_dir: &Path,
+    rebuild: bool,
+) -> Retrievers {
+    let ids: Vec<String> = graph
+        .node_indices()
+        .map(|ix| graph.node(ix).id.clone())
+        .filter(|id| !crate::traverse::is_test_file(id))
+        .collect();
+    let modules: Arc<dyn ModuleRetriever> = Arc::new(ModuleIds(ModuleIndex::build(&ids)));
+    // The entry directory is keyed by the tree's fingerprint, so an intact saved
+    // index there is current; `Bm25Index::open` verifies its integrity.
+    let opened = if rebuild {
+        None
+    } else {
+        match Bm25Index::open(index_dir) {
+            Ok(idx) => Some(idx),
+            Err(e) => {
+                tracing::info!(error = %e, "building the BM25 index");
+                None
+            }
+        }
+    };
+    let content = match opened {
+        Some(idx) => Ok((idx, true)),
+        None => Bm25Index::build(root).map(|idx| {
+            if let Err(e) = idx.save(index_dir) {
+                tracing::warn!(error = %e, dir = %index_dir.display(), "cannot persist the BM25 index");
+            }
+            (idx, false)
+        }),
+    };
+    match content {
+        Ok((idx, cache_hit)) => Retrievers {
+            content: Some(Arc::new(ContentIndex(idx))),
+            modules: Some(modules),
+            cache_hit,
+            note: None,
+        },
+        Err(e) => {
+            tracing::warn!(error = %e, "BM25 content index unavailable");
+            Retrievers {
+                content: None,
+                modules: Some(modules),
+                cache_hit: false,
+                note: Some(format!("BM25 content search is unavailable: {e}")),
+            }
+        }
+    }
+}
