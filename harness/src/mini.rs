@@ -179,7 +179,7 @@ mod tests {
             .unwrap()
             .tree()
             .unwrap();
-        assert!(tree.len() > 0);
+        assert!(!tree.is_empty());
         assert!(
             ds.instances
                 .iter()

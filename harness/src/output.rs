@@ -186,7 +186,7 @@ impl RunOutput {
         }
         let calls = open_append(
             &dir.join("calls.csv"),
-            &CALL_HEADER.map(String::from).to_vec(),
+            CALL_HEADER.map(String::from).as_ref(),
         )?;
         let instances = open_append(&inst_path, &instance_header())?;
         Ok(RunOutput {

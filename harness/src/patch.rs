@@ -319,7 +319,7 @@ pub fn parse_patch(text: &str) -> Result<Patch, PatchError> {
             i += 1;
             continue;
         }
-        if line.starts_with("--- ") {
+        if let Some(old_header) = line.strip_prefix("--- ") {
             let next = lines.get(i + 1).copied().unwrap_or("");
             if !next.starts_with("+++ ") {
                 if in_git_header {
@@ -332,7 +332,7 @@ pub fn parse_patch(text: &str) -> Result<Patch, PatchError> {
                 i += 1;
                 continue;
             }
-            let old = header_path(&line[4..], lineno)?;
+            let old = header_path(old_header, lineno)?;
             let new = header_path(&next[4..], lineno + 1)?;
             let reuse = in_git_header && files.last().is_some_and(|f| f.hunks.is_empty());
             if !reuse {
@@ -365,10 +365,8 @@ pub fn parse_patch(text: &str) -> Result<Patch, PatchError> {
             i = next;
             continue;
         }
-        if in_git_header {
-            if let Some(file) = files.last_mut() {
-                git_extended_header(file, line, lineno)?;
-            }
+        if in_git_header && let Some(file) = files.last_mut() {
+            git_extended_header(file, line, lineno)?;
         }
         i += 1;
     }

@@ -59,7 +59,7 @@ impl EntityIndex {
 }
 
 /// Chain of entities from the top level down to the innermost one holding `line`.
-fn chain<'m>(m: &'m ParsedModule, line: usize) -> Vec<&'m Entity> {
+fn chain(m: &ParsedModule, line: usize) -> Vec<&Entity> {
     let mut out = Vec::new();
     let mut cur = m.innermost_at(line);
     while let Some(e) = cur {

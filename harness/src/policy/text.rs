@@ -96,8 +96,7 @@ fn is_definition(line: &str, term: &str) -> bool {
     let t = line.trim_start();
     for kw in ["def ", "async def ", "class "] {
         if let Some(rest) = t.strip_prefix(kw) {
-            return rest.starts_with(term)
-                && rest[term.len()..].starts_with(|c: char| c == '(' || c == ':');
+            return rest.starts_with(term) && rest[term.len()..].starts_with(['(', ':']);
         }
     }
     false

@@ -402,11 +402,14 @@ fn diamond<DB: DrawingBackend>(
     vec![(x / dx, y), (x, y - dy), (x * dx, y), (x, y + dy)]
 }
 
+/// One bar: variant index, repository index, value in percent, instances.
+type Bar = (usize, usize, f64, usize);
+
 struct RepoBars {
     variants: Vec<String>,
     repos: Vec<String>,
-    /// Per metric panel: (variant index, repo index, value %, n).
-    panels: Vec<(String, Vec<(usize, usize, f64, usize)>)>,
+    /// Per metric panel: its title and bars.
+    panels: Vec<(String, Vec<Bar>)>,
 }
 
 impl Figure for RepoBars {
@@ -572,7 +575,7 @@ pub fn draw_all(data: &ReportData, stats: &Stats, out: &Path) -> anyhow::Result<
         let Some(ai) = acc.iter().position(|a| a == metric) else {
             continue;
         };
-        let bars: Vec<(usize, usize, f64, usize)> = stats
+        let bars: Vec<Bar> = stats
             .repos
             .iter()
             .filter_map(|r| {

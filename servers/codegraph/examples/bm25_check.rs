@@ -8,6 +8,8 @@
 //! bm25_check blocks <repo> <out.jsonl>      # block trees + chunks of every .py file
 //! bm25_check stem <words.txt> <out.tsv>     # stems, one word a line
 //! bm25_check time <repo> [dataset.jsonl]    # build time and query latency
+//! bm25_check profile <repo>                 # slowest files to chunk
+//! bm25_check module <ids.txt> <queries.txt> # ModuleIndex top-10
 //! ```
 
 use std::collections::HashMap;
@@ -86,6 +88,31 @@ fn main() -> Res<()> {
                     .collect();
                 println!("{q}\t{}", hits.join("\t"));
             }
+        }
+        "profile" => {
+            // Per-file chunking time, slowest first.
+            let files = chunk::list_corpus_files(Path::new(arg(1)?))?;
+            let mut times = Vec::new();
+            for f in files {
+                let src = chunk::files::read_lossy(&f.abs_path)?;
+                let t = Instant::now();
+                let _ = chunk::chunk_source(&f.rel_path, &src, &ChunkConfig::default());
+                times.push((t.elapsed(), f.rel_path, src.len()));
+            }
+            times.sort_by_key(|t| std::cmp::Reverse(t.0));
+            for (d, p, n) in times.iter().take(8) {
+                println!("{d:>10.2?} {n:>8} {p}");
+            }
+            let t = Instant::now();
+            let mut n = 0;
+            for (_, p, _) in &times {
+                let src = chunk::files::read_lossy(&Path::new(arg(1)?).join(p))?;
+                n += chunk::tokens::count_tokens(&src);
+            }
+            println!(
+                "whole-file token counting: {:.2?} ({n} tokens)",
+                t.elapsed()
+            );
         }
         "stem" => {
             // One word per line in, `word<TAB>stem` out (to compare with PyStemmer).
@@ -303,6 +330,15 @@ fn check_repo(
 }
 
 fn time_repo(root: &Path, dataset: &Path) -> Res<()> {
+    let t = Instant::now();
+    let chunks = chunk::chunk_repo(root, &ChunkConfig::default())?;
+    let t_chunk = t.elapsed();
+    let t = Instant::now();
+    let n = Bm25Index::from_chunks(chunks)?.len();
+    println!(
+        "  phases: chunking {t_chunk:.2?}, indexing {:.2?} ({n} chunks)",
+        t.elapsed()
+    );
     let t0 = Instant::now();
     let index = Bm25Index::build(root)?;
     let build = t0.elapsed();

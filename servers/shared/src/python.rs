@@ -49,6 +49,14 @@
 //! - Classes local to a function are classes too: a line in `f.Local.m` maps to
 //!   `Local.m` (not a graph id), and a line elsewhere in `Local` maps to nothing.
 //! - Decorator lines belong to no unit (they precede `start_line`).
+//!
+//! # Validation
+//! Compared with CPython 3.11/3.12 `ast` on 15,281 `.py` files (the five dev
+//! repositories at their dev base commits and HEAD): entities, qualified names, all
+//! three line numbers, `walk_order`, import and class-docstring ranges and the gold unit
+//! of every line agree on every file both accept. [`ParsedModule::has_syntax_errors`]
+//! disagrees only on deliberately broken test data (tokenizer errors, undeclared
+//! encodings, `*x` as a whole assignment value) and syntax newer than Python 3.12.
 
 use std::collections::{HashSet, VecDeque};
 

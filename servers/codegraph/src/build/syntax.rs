@@ -497,7 +497,6 @@ mod tests {
         for src in [
             "\u{feff}x = 1\n",
             "print 'x'\n",
-            "print >>f, 'x'\n",
             "exec 'x' in d\n",
             "try:\n    pass\nexcept E, e:\n    pass\n",
             "if a <> b:\n    pass\n",

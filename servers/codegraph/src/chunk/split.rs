@@ -156,15 +156,9 @@ fn merge_chunks(
                     } else {
                         merged.push(chunk);
                     }
-                } else if i == n - 1 {
-                    match merged.last_mut() {
-                        Some(last) if tok(last) + ct <= cfg.hard_token_limit => {
-                            last.extend(chunk);
-                            should_continue = true;
-                        }
-                        _ => merged.push(chunk),
-                    }
-                } else if tok(&chunks[i - 1]) < tok(&chunks[i + 1]) {
+                } else if i == n - 1 || tok(&chunks[i - 1]) < tok(&chunks[i + 1]) {
+                    // The last chunk, or a middle one whose left neighbour is smaller:
+                    // join it to the previous merged chunk if that fits.
                     match merged.last_mut() {
                         Some(last) if tok(last) + ct <= cfg.hard_token_limit => {
                             last.extend(chunk);

@@ -178,3 +178,11 @@ fn bm25_chunk_utf8_decoding_drops_invalid_bytes() {
         "abéc"
     );
 }
+
+#[test]
+fn bm25_chunk_token_counts_treat_special_tokens_as_llama_index_does() {
+    // llama-index encodes with allowed_special="all": `<|endoftext|>` is one token.
+    assert_eq!(tokens::count_tokens("<|endoftext|>"), 1);
+    assert_eq!(tokens::count_tokens(""), 0);
+    assert_eq!(tokens::count_tokens("def f(x):"), 4); // tiktoken 0.8 cl100k: 4
+}

@@ -8,5 +8,12 @@ pub fn count_tokens(text: &str) -> usize {
     if text.is_empty() {
         return 0;
     }
-    tiktoken_rs::cl100k_base_singleton().count_with_special_tokens(text)
+    let bpe = tiktoken_rs::cl100k_base_singleton();
+    // Every cl100k special token starts with `<|`; without one, ordinary encoding is the
+    // same and skips the special-token scan.
+    if text.contains("<|") {
+        bpe.count_with_special_tokens(text)
+    } else {
+        bpe.count_ordinary(text)
+    }
 }
