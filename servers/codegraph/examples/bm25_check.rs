@@ -31,14 +31,20 @@ fn main() -> Res<()> {
     };
     match arg(0)? {
         "check" => {
-            let refdir = args
-                .get(3)
-                .cloned()
-                .unwrap_or_else(|| "/work/shared/reference/locagent-bm25".to_string());
-            let dataset = args
-                .get(4)
-                .cloned()
-                .unwrap_or_else(|| "/work/shared/datasets/swe-bench-lite-dev.jsonl".to_string());
+            let refdir = args.get(3).cloned().unwrap_or_else(|| {
+                concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/../../../shared/reference/locagent-bm25"
+                )
+                .to_string()
+            });
+            let dataset = args.get(4).cloned().unwrap_or_else(|| {
+                concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/../../../shared/datasets/swe-bench-lite-dev.jsonl"
+                )
+                .to_string()
+            });
             let problems = load_problems(Path::new(&dataset))?;
             let mut ok = true;
             for (name, tree) in [("requests", arg(1)?), ("flask", arg(2)?)] {
@@ -53,10 +59,13 @@ fn main() -> Res<()> {
         }
         "check-one" => {
             // check-one <name> <tree> <reference.json> [dataset.jsonl]
-            let dataset = args
-                .get(4)
-                .cloned()
-                .unwrap_or_else(|| "/work/shared/datasets/swe-bench-lite-dev.jsonl".to_string());
+            let dataset = args.get(4).cloned().unwrap_or_else(|| {
+                concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/../../../shared/datasets/swe-bench-lite-dev.jsonl"
+                )
+                .to_string()
+            });
             let problems = load_problems(Path::new(&dataset))?;
             let reference: Value = serde_json::from_slice(&std::fs::read(arg(3)?)?)?;
             if !check_repo(arg(1)?, Path::new(arg(2)?), &reference, &problems)? {
@@ -124,10 +133,13 @@ fn main() -> Res<()> {
             std::fs::write(arg(2)?, out)?;
         }
         "time" => {
-            let dataset = args
-                .get(2)
-                .cloned()
-                .unwrap_or_else(|| "/work/shared/datasets/swe-bench-lite-dev.jsonl".to_string());
+            let dataset = args.get(2).cloned().unwrap_or_else(|| {
+                concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/../../../shared/datasets/swe-bench-lite-dev.jsonl"
+                )
+                .to_string()
+            });
             time_repo(Path::new(arg(1)?), Path::new(&dataset))?;
         }
         other => return Err(format!("unknown command {other}").into()),

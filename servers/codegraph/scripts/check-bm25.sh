@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Checks the BM25 content search against the original LocAgent's outputs in
-# /work/shared/reference/locagent-bm25/ (EpicSplitter chunks and bm25s top-10 results).
+# ../shared/ (beside the clone): reference/locagent-bm25/ (EpicSplitter chunks and bm25s top-10 results).
 #
 # Usage: check-bm25.sh MIRROR_DIR [REFERENCE_DIR] [DATASET_JSONL]
 #   MIRROR_DIR     holds the bare git mirrors psf+requests/repo and pallets+flask/repo
-#                  (e.g. /work/.mirror).
-#   REFERENCE_DIR  defaults to /work/shared/reference/locagent-bm25.
-#   DATASET_JSONL  problem statements; defaults to /work/shared/datasets/swe-bench-lite-dev.jsonl.
+#                  (a directory of bare mirrors).
+#   REFERENCE_DIR  defaults to ../shared/ beside the clone: reference/locagent-bm25.
+#   DATASET_JSONL  problem statements; defaults to ../shared/ beside the clone: datasets/swe-bench-lite-dev.jsonl.
 # Environment:
 #   CARGO_TARGET_DIR  where to build (default /root/.cache/navbench-target)
 #   PROFILE           cargo profile: dev (default; dependencies are optimized) or release
@@ -22,8 +22,8 @@
 set -euo pipefail
 
 mirror=${1:?usage: check-bm25.sh MIRROR_DIR [REFERENCE_DIR] [DATASET_JSONL]}
-ref=${2:-/work/shared/reference/locagent-bm25}
-dataset=${3:-/work/shared/datasets/swe-bench-lite-dev.jsonl}
+ref=${2:-$(cd "$(dirname "$0")/../../.." && pwd)/../shared/reference/locagent-bm25}
+dataset=${3:-$(cd "$(dirname "$0")/../../.." && pwd)/../shared/datasets/swe-bench-lite-dev.jsonl}
 profile=${PROFILE:-dev}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/root/.cache/navbench-target}
 here=$(cd "$(dirname "$0")/.." && pwd)

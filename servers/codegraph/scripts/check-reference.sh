@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Checks that `navbench-codegraph export` reproduces the original LocAgent graphs in
-# /work/shared/reference/locagent-graphs/ line for line (duplicates included).
+# ../shared/ (beside the clone): reference/locagent-graphs/ line for line (duplicates included).
 #
 # Usage: check-reference.sh MIRROR_DIR [REFERENCE_DIR]
 #   MIRROR_DIR     holds the bare git mirrors psf+requests/repo, pallets+flask/repo and
-#                  pytest-dev+pytest/repo (e.g. /work/.mirror).
-#   REFERENCE_DIR  defaults to /work/shared/reference/locagent-graphs.
+#                  pytest-dev+pytest/repo (a directory of bare mirrors).
+#   REFERENCE_DIR  defaults to ../shared/ beside the clone: reference/locagent-graphs.
 # Environment:
 #   CARGO_TARGET_DIR  where to build (default /root/.cache/navbench-target)
 #   PROFILE           cargo profile to build and run: release (default) or dev
@@ -18,7 +18,7 @@
 set -euo pipefail
 
 mirror=${1:?usage: check-reference.sh MIRROR_DIR [REFERENCE_DIR]}
-ref=${2:-/work/shared/reference/locagent-graphs}
+ref=${2:-$(cd "$(dirname "$0")/../../.." && pwd)/../shared/reference/locagent-graphs}
 profile=${PROFILE:-release}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/root/.cache/navbench-target}
 here=$(cd "$(dirname "$0")/.." && pwd)

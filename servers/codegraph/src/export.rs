@@ -1,4 +1,4 @@
-//! Writing a graph as the reference TSV files (`/work/shared/reference/README.md`).
+//! Writing a graph as the reference TSV files (`../shared/reference/README.md`).
 //!
 //! - nodes: `id \t type \t start_line \t end_line`, sorted by id (line fields
 //!   empty for directories and files);

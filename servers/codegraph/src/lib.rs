@@ -4,7 +4,7 @@
 //! This crate currently provides the foundation: LocAgent's dependency graph
 //! (`dependency_graph/build_graph.py`, graph version v2.3) and its TSV export. The
 //! behaviour reproduced, quirks included, is described in the project spec
-//! (`/work/shared/spec/locagent.md` §1).
+//! (`../shared/spec/locagent.md` §1).
 //!
 //! # Principal types and data flow
 //!
