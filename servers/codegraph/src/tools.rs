@@ -51,27 +51,8 @@ impl Default for Limits {
     }
 }
 
-/// What a tool returns: the text an agent reads and the same data as a struct.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolOutput<T> {
-    /// Text content of the result.
-    pub text: String,
-    /// Structured content of the result.
-    pub data: T,
-    /// True when the call found nothing usable (e.g. every entity was unknown): the
-    /// result is sent with `isError: true`, its text still lists candidates.
-    pub is_error: bool,
-}
-
-impl<T> ToolOutput<T> {
-    fn ok(text: String, data: T) -> ToolOutput<T> {
-        ToolOutput {
-            text,
-            data,
-            is_error: false,
-        }
-    }
-}
+/// What a tool returns (shared by every navbench server).
+pub use navbench_shared::mcp::ToolOutput;
 
 /// Why a tool call failed; the message is written for the agent.
 #[derive(Debug, thiserror::Error)]

@@ -9,14 +9,11 @@
 
 use std::sync::Arc;
 
-use rmcp::handler::server::common::{schema_for_input, schema_for_output, schema_for_type};
+use navbench_shared::mcp::{call_tool, input_schema, output_schema};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{
-    CallToolResult, ContentBlock, Implementation, JsonObject, ServerCapabilities, ServerConfig,
-};
+use rmcp::model::{CallToolResult, Implementation, JsonObject, ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
-use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -59,57 +56,6 @@ Output: 'path:line:text' for matching lines and 'path-line-text' for context lin
 Skips binary files, hidden files and anything ignored by .gitignore. glob restricts the files \
 searched, same syntax as list_files ('*.py', 'src/**/*.py'). Returns at most max_results matching lines \
 (default 100, up to 1000) and ends with '... [truncated: N more matches in M files ...]' when there are more.";
-
-/// Input schema for a tool whose arguments deserialize into `T`, tidied for an agent's
-/// context (see [`tidy_input_schema`]).
-fn input_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
-    // Argument structs are plain objects, so the first form always succeeds (unit-tested);
-    // the fallback keeps a usable, unstripped schema rather than aborting.
-    let schema = schema_for_input::<T>().unwrap_or_else(|_| schema_for_type::<T>());
-    Arc::new(tidy_input_schema(&schema))
-}
-
-/// Output schema for a tool whose structured result is `T`, without `$schema`.
-fn output_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
-    let mut schema = schema_for_output::<T>().as_ref().clone();
-    schema.remove("$schema");
-    Arc::new(schema)
-}
-
-/// Drops what only adds tokens: `$schema`, `default: null`, integer `format`s, and the
-/// `"null"` alternative of optional properties (optional = not in `required`).
-fn tidy_input_schema(schema: &JsonObject) -> JsonObject {
-    let mut out = schema.clone();
-    out.remove("$schema");
-    if let Some(serde_json::Value::Object(props)) = out.get_mut("properties") {
-        for prop in props.values_mut() {
-            let serde_json::Value::Object(prop) = prop else {
-                continue;
-            };
-            if prop.get("default").is_some_and(serde_json::Value::is_null) {
-                prop.remove("default");
-            }
-            prop.remove("format");
-            let single = match prop.get("type") {
-                Some(serde_json::Value::Array(types)) => {
-                    let rest: Vec<&serde_json::Value> = types
-                        .iter()
-                        .filter(|t| t.as_str() != Some("null"))
-                        .collect();
-                    match rest.as_slice() {
-                        [only] => Some((*only).clone()),
-                        _ => None,
-                    }
-                }
-                _ => None,
-            };
-            if let Some(single) = single {
-                prop.insert("type".to_string(), single);
-            }
-        }
-    }
-    out
-}
 
 /// The MCP server: routes `tools/call` to [`TextTools`] on a blocking thread.
 #[derive(Debug, Clone)]
@@ -186,7 +132,7 @@ impl TextServer {
 }
 
 impl TextServer {
-    /// Parses `args`, runs `f` off the async runtime and turns the outcome into a result.
+    /// Runs one tool call through the shared plumbing ([`call_tool`]).
     async fn run<A, O, F>(
         &self,
         tool: &'static str,
@@ -199,51 +145,8 @@ impl TextServer {
         O: Serialize + Send + 'static,
         F: FnOnce(&TextTools, A) -> Result<ToolOutput<O>, ToolError> + Send + 'static,
     {
-        let parsed: A = match serde_json::from_value(serde_json::Value::Object(args)) {
-            Ok(parsed) => parsed,
-            Err(e) => {
-                tracing::debug!(tool, error = %e, "bad arguments");
-                return error_result(format!(
-                    "invalid arguments for {tool}: {e}. Example of valid arguments: {example}"
-                ));
-            }
-        };
-        let tools = Arc::clone(&self.tools);
-        let started = std::time::Instant::now();
-        let outcome = tokio::task::spawn_blocking(move || f(&tools, parsed)).await;
-        let result = match outcome {
-            Ok(Ok(output)) => success_result(tool, output),
-            Ok(Err(e)) => error_result(e.to_string()),
-            Err(join) => {
-                tracing::error!(tool, error = %join, "tool task failed");
-                error_result(format!("{tool} failed unexpectedly: {join}"))
-            }
-        };
-        tracing::debug!(
-            tool,
-            is_error = result.is_error.unwrap_or(false),
-            elapsed_ms = started.elapsed().as_millis() as u64,
-            "tool call"
-        );
-        result
+        call_tool(Arc::clone(&self.tools), tool, example, args, f).await
     }
-}
-
-/// A successful result: the text plus the same data as structured content.
-fn success_result<O: Serialize>(tool: &str, output: ToolOutput<O>) -> CallToolResult {
-    match serde_json::to_value(&output.data) {
-        Ok(value) => {
-            let mut result = CallToolResult::success(vec![ContentBlock::text(output.text)]);
-            result.structured_content = Some(value);
-            result
-        }
-        Err(e) => error_result(format!("{tool} could not encode its result: {e}")),
-    }
-}
-
-/// A tool-level error the agent sees (`isError: true`).
-fn error_result(message: String) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(message)])
 }
 
 #[tool_handler(router = self.tool_router)]
@@ -263,6 +166,7 @@ mod tests {
     use super::*;
     use crate::tools::Limits;
     use navbench_shared::sandbox::Sandbox;
+    use rmcp::handler::server::common::schema_for_input;
 
     fn server() -> (tempfile::TempDir, TextServer) {
         let dir = tempfile::tempdir().expect("tempdir");

@@ -177,14 +177,8 @@ pub struct GrepOutput {
     pub truncated_files: usize,
 }
 
-/// What a tool returns: the text an agent reads and the same data as a struct.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolOutput<T> {
-    /// Text content of the result.
-    pub text: String,
-    /// Structured content of the result.
-    pub data: T,
-}
+/// What a tool returns (shared by every navbench server).
+pub use navbench_shared::mcp::ToolOutput;
 
 /// Why a tool call failed; the message is written for the agent.
 #[derive(Debug, thiserror::Error)]
@@ -291,6 +285,7 @@ impl TextTools {
             ));
         }
         Ok(ToolOutput {
+            is_error: false,
             text: text.trim_end_matches('\n').to_string(),
             data: ListFilesOutput {
                 files,
@@ -349,6 +344,7 @@ impl TextTools {
                 )));
             }
             return Ok(ToolOutput {
+                is_error: false,
                 text: format!("[empty file: '{rel}' has 0 lines]"),
                 data: ReadFileOutput {
                     path: rel,
@@ -401,6 +397,7 @@ impl TextTools {
             ));
         }
         Ok(ToolOutput {
+            is_error: false,
             text: text.trim_end_matches('\n').to_string(),
             data: ReadFileOutput {
                 path: rel,
@@ -646,6 +643,7 @@ impl GrepRender {
             ));
         }
         ToolOutput {
+            is_error: false,
             text: self.text.trim_end_matches('\n').to_string(),
             data: GrepOutput {
                 matches: self.matches,
