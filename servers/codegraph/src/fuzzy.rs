@@ -132,6 +132,9 @@ struct Candidate {
     tokens: Box<[u32]>,
     /// Sum of the tokens' lengths in code points.
     chars: usize,
+    /// The tokens joined by single spaces, in id (= string) order: the candidate's
+    /// side of the indel distance when it shares no token with the query.
+    joined: Box<str>,
 }
 
 /// One fuzzy match.
@@ -185,11 +188,18 @@ impl FuzzyIndex {
                 ids.sort_unstable();
                 ids.dedup();
                 let chars = ids.iter().map(|&i| vocab_chars[i as usize]).sum();
+                let joined = ids
+                    .iter()
+                    .map(|&i| &*vocab[i as usize])
+                    .collect::<Vec<&str>>()
+                    .join(" ")
+                    .into_boxed_str();
                 Candidate {
                     node,
                     kind,
                     tokens: ids.into_boxed_slice(),
                     chars,
+                    joined,
                 }
             })
             .collect();
@@ -257,6 +267,9 @@ impl FuzzyIndex {
         query.dedup();
         let qids: Vec<Option<u32>> = query.iter().map(|t| self.lookup.get(*t).copied()).collect();
         let qchars: Vec<usize> = query.iter().map(|t| t.chars().count()).collect();
+        // The query's side of the indel distance against candidates sharing no token
+        // with it (the common case): all its tokens, with a precomputed pattern.
+        let whole_query = rapidfuzz::distance::indel::BatchComparator::new(query.join(" ").chars());
         let mut best: Vec<FuzzyMatch> = Vec::with_capacity(top_k + 1);
         let mut in_inter = vec![false; query.len()];
         for cand in candidates {
@@ -293,6 +306,9 @@ impl FuzzyIndex {
                 };
                 parts.score(
                     || {
+                        if inter == 0 {
+                            return whole_query.distance(cand.joined.chars());
+                        }
                         let sa: Vec<&str> = query
                             .iter()
                             .zip(&in_inter)

@@ -1,16 +1,21 @@
 //! `navbench-codegraph`: a faithful, fast Rust port of LocAgent's graph-guided code
 //! localization tools (arXiv 2503.09089, `gersteinlab/LocAgent`).
 //!
-//! This crate currently provides the foundation: LocAgent's dependency graph
-//! (`dependency_graph/build_graph.py`, graph version v2.3) and its TSV export. The
-//! behaviour reproduced, quirks included, is described in the project spec
-//! (`../shared/spec/locagent.md` §1).
+//! It builds LocAgent's dependency graph (`dependency_graph/build_graph.py`, graph
+//! version v2.3), its BM25 indexes and fuzzy entity search, and serves LocAgent's
+//! tools over MCP. The behaviour reproduced, quirks included, is specified in the
+//! project spec (`../shared/spec/locagent.md`); deliberate differences are listed in
+//! `FIDELITY.md`.
 //!
 //! # Principal types and data flow
 //!
 //! ```text
 //! repo dir ──build::build_graph──► graph::CodeGraph ──export::write_tsv──► *.nodes.tsv / *.edges.tsv
 //!            walk → extract (parallel) → nodes/contains → imports → invokes/inherits
+//!          ──chunk::chunk_repo──► chunks ──bm25::Bm25Index──► BM25 code search (tantivy postings, bm25s scoring)
+//! CodeGraph ──bm25::ModuleIndex / fuzzy──► entity search;  ──traverse──► BFS subgraphs → format (DOT, tree, JSON)
+//! cache (keyed by cache::CacheKey: root + fingerprint) persists graph + indexes; tools::CodegraphTools answers
+//! each tool; server::CodegraphServer exposes them over MCP (rmcp, stdio).
 //! ```
 //!
 //! - [`graph::CodeGraph`]: a multigraph of [`graph::Node`]s (ids `/`, `dir`, `dir/f.py`,
@@ -20,6 +25,9 @@
 //!   neighbour access for the traversal tools.
 //! - [`build::build_graph`] / [`build::build_graph_with`]: build it from a directory.
 //! - [`export`]: the reference TSV format.
+//! - [`chunk`], [`bm25`]: LocAgent's code chunks and its BM25 retrievers.
+//! - [`fuzzy`], [`traverse`], [`format`], [`snippets`], [`retrieve`]: the tool logic.
+//! - [`cache`], [`tools`], [`server`]: persistence, the tool surface, MCP.
 //!
 //! # Example
 //!

@@ -1,6 +1,8 @@
 //! The content index: code chunks in tantivy (postings with term frequencies, a doc store
 //! for the chunks), scored by bm25s' BM25 ([`super::scoring`]) rather than tantivy's own
-//! (which fixes k1 = 1.2 and uses lossy length norms).
+//! (which fixes k1 = 1.2 and uses lossy length norms). When the index is built or
+//! opened, every posting is scored once into an in-memory `(chunk, score)` list per token
+//! (bm25s' precomputed score matrix), so a query only sums lists.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -10,7 +12,7 @@ use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STORED, Schema, TextFieldIndexing, TextOptions, Value,
 };
 use tantivy::tokenizer::{PreTokenizedString, Token};
-use tantivy::{DocAddress, DocSet, Index, IndexReader, TERMINATED, TantivyDocument, Term};
+use tantivy::{DocAddress, DocSet, Index, TERMINATED, TantivyDocument};
 
 use super::Bm25Error;
 use super::scoring::{self, Bm25Params};
@@ -95,15 +97,16 @@ struct Manifest {
 /// A BM25 index over a repository's code chunks.
 pub struct Bm25Index {
     index: Index,
-    reader: IndexReader,
-    f_tokens: Field,
     chunks: Vec<Chunk>,
-    doc_lens: Vec<u64>,
-    /// Per segment: tantivy doc id → chunk ordinal.
-    ords: Vec<Vec<u32>>,
     avgdl: f64,
     params: Bm25Params,
     source_fingerprint: String,
+    /// Per indexed token: its BM25 score in every chunk holding it, as `(chunk ordinal,
+    /// score)` in postings order (segments in order) — bm25s' precomputed score matrix;
+    /// a query only sums these lists.
+    term_scores: TermScores,
+    /// The query tokenizer, whose stem cache persists across queries.
+    query_tokenizer: std::sync::Mutex<Tokenizer>,
 }
 
 impl std::fmt::Debug for Bm25Index {
@@ -219,6 +222,12 @@ impl Bm25Index {
         params: Bm25Params,
         source_fingerprint: String,
     ) -> Result<Self, Bm25Error> {
+        Self::fill(&index, &chunks)?;
+        Self::load(index, Some(chunks), params, source_fingerprint, None)
+    }
+
+    /// Writes one document per chunk (in order) into `index`, in one segment.
+    fn fill(index: &Index, chunks: &[Chunk]) -> Result<(), Bm25Error> {
         let (_, f_tokens, f_ord, f_len, f_chunk) = schema();
         let mut tokenizer = Tokenizer::new();
         {
@@ -236,7 +245,7 @@ impl Bm25Index {
             writer.commit()?;
             writer.wait_merging_threads()?;
         }
-        Self::load(index, Some(chunks), params, source_fingerprint, None)
+        Ok(())
     }
 
     /// Loads ords, lengths and (unless given) chunks from the index.
@@ -307,16 +316,15 @@ impl Bm25Index {
                 .collect::<Result<Vec<_>, _>>()?,
         };
         let avgdl = scoring::mean_len(&doc_lens);
+        let term_scores = precompute_scores(&searcher, f_tokens, &ords, &doc_lens, avgdl, params)?;
         Ok(Bm25Index {
             index,
-            reader,
-            f_tokens,
             chunks,
-            doc_lens,
-            ords,
             avgdl,
             params,
             source_fingerprint,
+            term_scores,
+            query_tokenizer: std::sync::Mutex::new(Tokenizer::new()),
         })
     }
 
@@ -361,8 +369,7 @@ impl Bm25Index {
         std::fs::create_dir_all(&tdir).map_err(io)?;
         let index = Index::create_in_dir(&tdir, schema().0)?;
         // Re-index into the directory (cheap next to chunking).
-        let saved = Self::fill_and_load(index, self.chunks.clone(), self.params, String::new())?;
-        drop(saved);
+        Self::fill(&index, &self.chunks)?;
         let manifest = Manifest {
             format_version: FORMAT_VERSION,
             num_chunks: self.chunks.len(),
@@ -467,7 +474,16 @@ impl Bm25Index {
         if self.chunks.is_empty() {
             return Ok(empty(EmptyReason::EmptyIndex));
         }
-        let tokens = Tokenizer::new().tokenize(query);
+        let tokens = {
+            let mut tokenizer = self
+                .query_tokenizer
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if tokenizer.cache_len() > MAX_QUERY_STEMS {
+                *tokenizer = Tokenizer::new();
+            }
+            tokenizer.tokenize(query)
+        };
         if tokens.is_empty() {
             return Ok(empty(EmptyReason::NoQueryTokens));
         }
@@ -498,52 +514,17 @@ impl Bm25Index {
 
     /// Scores of every chunk for the (stemmed) query tokens; None when no token is indexed.
     pub fn score_all(&self, tokens: &[String]) -> Result<Option<Vec<f32>>, Bm25Error> {
-        let searcher = self.reader.searcher();
-        let n = self.chunks.len() as u64;
-        let mut per_term: HashMap<&str, Vec<(u32, f32)>> = HashMap::new();
-        for t in tokens {
-            if per_term.contains_key(t.as_str()) {
-                continue;
-            }
-            let term = Term::from_field_text(self.f_tokens, t);
-            let df = searcher.doc_freq(&term)?;
-            let mut list = Vec::new();
-            if df > 0 {
-                let idf = scoring::idf(df, n);
-                for (seg_ord, seg) in searcher.segment_readers().iter().enumerate() {
-                    let inv = seg.inverted_index(self.f_tokens)?;
-                    let Some(mut postings) =
-                        inv.read_postings(&term, IndexRecordOption::WithFreqs)?
-                    else {
-                        continue;
-                    };
-                    let seg_ords = &self.ords[seg_ord];
-                    let mut doc = postings.doc();
-                    while doc != TERMINATED {
-                        let ord = seg_ords[doc as usize];
-                        let s = scoring::term_score(
-                            idf,
-                            postings.term_freq(),
-                            self.doc_lens[ord as usize],
-                            self.avgdl,
-                            self.params,
-                        );
-                        list.push((ord, s));
-                        doc = postings.advance();
-                    }
-                }
-            }
-            per_term.insert(t.as_str(), list);
-        }
-        if per_term.values().all(Vec::is_empty) {
+        let lists: Vec<&[(u32, f32)]> = tokens
+            .iter()
+            .map(|t| self.term_scores.get(t.as_str()).map_or(&[][..], |l| &l[..]))
+            .collect();
+        if lists.iter().all(|l| l.is_empty()) {
             return Ok(None);
         }
         let mut scores = vec![0f32; self.chunks.len()];
-        for t in tokens {
-            if let Some(list) = per_term.get(t.as_str()) {
-                for &(ord, s) in list {
-                    scores[ord as usize] += s;
-                }
+        for list in lists {
+            for &(ord, s) in list {
+                scores[ord as usize] += s;
             }
         }
         Ok(Some(scores))
@@ -553,6 +534,66 @@ impl Bm25Index {
     pub fn tantivy_index(&self) -> &Index {
         &self.index
     }
+}
+
+/// Token → its `(chunk ordinal, score)` list.
+type TermScores = HashMap<Box<str>, Box<[(u32, f32)]>>;
+
+/// A token's document frequency and `(chunk ordinal, term frequency)` postings.
+type RawPostings = (u64, Vec<(u32, u32)>);
+
+/// Query words whose stems are cached before the cache is reset.
+const MAX_QUERY_STEMS: usize = 100_000;
+
+/// Every indexed token's `(chunk ordinal, score)` list: document frequency over all
+/// segments, then each posting scored as `score_all` used to score it at query time.
+fn precompute_scores(
+    searcher: &tantivy::Searcher,
+    f_tokens: Field,
+    ords: &[Vec<u32>],
+    doc_lens: &[u64],
+    avgdl: f64,
+    params: Bm25Params,
+) -> Result<TermScores, Bm25Error> {
+    let n = doc_lens.len() as u64;
+    // Token → (document frequency, (chunk ordinal, term frequency) postings).
+    let mut raw: HashMap<Box<str>, RawPostings> = HashMap::new();
+    for (seg_ord, seg) in searcher.segment_readers().iter().enumerate() {
+        let inv = seg.inverted_index(f_tokens)?;
+        let seg_ords = ords.get(seg_ord).map_or(&[][..], |v| &v[..]);
+        let mut stream = inv.terms().stream()?;
+        while stream.advance() {
+            let Ok(token) = std::str::from_utf8(stream.key()) else {
+                continue;
+            };
+            let info = stream.value().clone();
+            let entry = raw.entry(Box::from(token)).or_default();
+            entry.0 += u64::from(info.doc_freq);
+            let mut postings =
+                inv.read_postings_from_terminfo(&info, IndexRecordOption::WithFreqs)?;
+            let mut doc = postings.doc();
+            while doc != TERMINATED {
+                if let Some(&ord) = seg_ords.get(doc as usize) {
+                    entry.1.push((ord, postings.term_freq()));
+                }
+                doc = postings.advance();
+            }
+        }
+    }
+    Ok(raw
+        .into_iter()
+        .map(|(token, (df, postings))| {
+            let idf = scoring::idf(df, n);
+            let scored: Box<[(u32, f32)]> = postings
+                .into_iter()
+                .map(|(ord, tf)| {
+                    let len = doc_lens.get(ord as usize).copied().unwrap_or(0);
+                    (ord, scoring::term_score(idf, tf, len, avgdl, params))
+                })
+                .collect();
+            (token, scored)
+        })
+        .collect())
 }
 
 fn pre_tokenized(tokens: &[String]) -> PreTokenizedString {

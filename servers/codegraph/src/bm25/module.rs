@@ -23,11 +23,9 @@ pub struct ModuleHit {
 #[derive(Debug, Clone)]
 pub struct ModuleIndex {
     ids: Vec<String>,
-    /// stem → (doc, tf), docs ascending.
-    postings: HashMap<String, Vec<(u32, u32)>>,
-    doc_lens: Vec<u64>,
-    avgdl: f64,
-    params: Bm25Params,
+    /// stem → (doc, BM25 score of the stem in the doc), docs ascending (precomputed,
+    /// as bm25s' score matrix).
+    postings: HashMap<String, Vec<(u32, f32)>>,
 }
 
 impl ModuleIndex {
@@ -51,12 +49,25 @@ impl ModuleIndex {
             }
         }
         let avgdl = scoring::mean_len(&doc_lens);
+        let params = Bm25Params::default();
+        let n = ids.len() as u64;
+        let postings = postings
+            .into_iter()
+            .map(|(t, p)| {
+                let idf = scoring::idf(p.len() as u64, n);
+                let scored = p
+                    .into_iter()
+                    .map(|(d, tf)| {
+                        let len = doc_lens.get(d as usize).copied().unwrap_or(0);
+                        (d, scoring::term_score(idf, tf, len, avgdl, params))
+                    })
+                    .collect();
+                (t, scored)
+            })
+            .collect();
         ModuleIndex {
             ids: ids.to_vec(),
             postings,
-            doc_lens,
-            avgdl,
-            params: Bm25Params::default(),
         }
     }
 
@@ -78,32 +89,12 @@ impl ModuleIndex {
         if tokens.is_empty() || self.ids.is_empty() {
             return Vec::new();
         }
-        let n = self.ids.len() as u64;
         let mut scores = vec![0f32; self.ids.len()];
-        let mut cache: HashMap<&str, Vec<(u32, f32)>> = HashMap::new();
         for t in &tokens {
-            let list = cache.entry(t.as_str()).or_insert_with(|| {
-                self.postings
-                    .get(t.as_str())
-                    .map(|p| {
-                        let idf = scoring::idf(p.len() as u64, n);
-                        p.iter()
-                            .map(|&(d, tf)| {
-                                let s = scoring::term_score(
-                                    idf,
-                                    tf,
-                                    self.doc_lens[d as usize],
-                                    self.avgdl,
-                                    self.params,
-                                );
-                                (d, s)
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default()
-            });
-            for &(d, s) in list.iter() {
-                scores[d as usize] += s;
+            if let Some(list) = self.postings.get(t.as_str()) {
+                for &(d, s) in list {
+                    scores[d as usize] += s;
+                }
             }
         }
         scoring::top_k(&scores, top_k)

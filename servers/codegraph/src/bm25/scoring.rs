@@ -55,9 +55,17 @@ pub fn top_k(scores: &[f32], k: usize) -> Vec<(usize, f32)> {
         .filter(|(_, s)| **s > 0.0)
         .map(|(i, s)| (i, *s))
         .collect();
-    // Stable sort: equal scores keep document order.
-    hits.sort_by(|a, b| b.1.total_cmp(&a.1));
-    hits.truncate(k);
+    // Score descending, equal scores in document order (what a stable sort of the
+    // document-ordered hits gives): a total order, so select the best k, then sort them.
+    let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if k == 0 {
+        return Vec::new();
+    }
+    if hits.len() > k {
+        hits.select_nth_unstable_by(k - 1, order);
+        hits.truncate(k);
+    }
+    hits.sort_by(order);
     hits
 }
 

@@ -68,6 +68,11 @@ impl Tokenizer {
         }
     }
 
+    /// Number of cached stems.
+    pub fn cache_len(&self) -> usize {
+        self.cache.len()
+    }
+
     /// The stem of one (lower-case) word.
     pub fn stem(&mut self, word: &str) -> String {
         if let Some(s) = self.cache.get(word) {
