@@ -1,0 +1,984 @@
+//! A repository's search index: chunk vectors (exact cosine) fused with tantivy BM25.
+//!
+//! [`RepoIndex::build`] walks a repository (`.gitignore`-aware, see
+//! [`navbench_shared::walk`]), chunks every indexable file ([`crate::chunk`]), embeds the
+//! chunks and writes everything into a directory:
+//! - `chunks.json`: the chunks, the [`FileFilter`] and the model id;
+//! - `embeddings-<model>.bin`: the embedding cache, content hash → vector, so a rebuild
+//!   (a new commit of the same repository) only embeds chunks whose text changed;
+//! - `tantivy/`: the BM25 index (chunk text, qualified name and path).
+//!
+//! Search ([`RepoIndex::search`]) scores every chunk by cosine similarity against the
+//! query vector (the vectors are L2-normalized rows of one contiguous `f32` matrix, so
+//! this is a dot product per row: exact, no approximate index needed at repository
+//! scale) and runs a BM25 query over tantivy; the two rankings are fused by reciprocal
+//! rank fusion, `Σ 1/(60 + rank)`, normalized so that first in both lists scores 1.
+//!
+//! [`RepoIndex::update_files`] re-chunks a set of files, embeds only chunks not in the
+//! cache, and updates tantivy by deleting and re-adding those files' documents.
+
+use std::collections::{HashMap, HashSet};
+use std::fs;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use navbench_shared::walk::{FileGlob, WalkOptions, walk_files};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::schema::{Field, IndexRecordOption, STORED, STRING, Schema, TEXT, Value};
+use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, Term};
+
+use crate::chunk::{Chunk, ChunkKind, chunk_file, is_indexable};
+use crate::model::{Embedder, ModelError};
+
+/// A 1-based rank and the score behind it.
+type RankScore = (usize, f32);
+
+/// Reciprocal rank fusion constant.
+pub const RRF_K: f32 = 60.0;
+/// Files larger than this are not indexed (generated data, vendored bundles).
+pub const MAX_FILE_BYTES: u64 = 1_000_000;
+const STORE_VERSION: u32 = 1;
+const CACHE_MAGIC: &[u8; 8] = b"NBEMB001";
+/// Candidates taken from each ranking before fusion (at least).
+const MIN_CANDIDATES: usize = 100;
+/// Chunks embedded per call (progress is logged between calls).
+const EMBED_GROUP: usize = 512;
+
+/// Which files of a repository are indexed: globs with the syntax of
+/// [`navbench_shared::walk`] (`*.py`, `src/**`, `tests/`). An empty `include` means every
+/// indexable file; `exclude` wins over `include`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileFilter {
+    /// Keep only files matching one of these (empty: all).
+    pub include: Vec<String>,
+    /// Drop files matching any of these.
+    pub exclude: Vec<String>,
+}
+
+impl FileFilter {
+    /// Compiles the globs; an invalid glob is an [`IndexError::InvalidGlob`].
+    pub fn compile(&self) -> Result<CompiledFilter, IndexError> {
+        let comp = |v: &[String]| {
+            v.iter()
+                .map(|p| {
+                    FileGlob::new(p).map_err(|e| IndexError::InvalidGlob {
+                        pattern: p.clone(),
+                        reason: e.to_string(),
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()
+        };
+        Ok(CompiledFilter {
+            include: comp(&self.include)?,
+            exclude: comp(&self.exclude)?,
+        })
+    }
+}
+
+/// A [`FileFilter`] ready to match paths.
+#[derive(Debug, Clone)]
+pub struct CompiledFilter {
+    include: Vec<FileGlob>,
+    exclude: Vec<FileGlob>,
+}
+
+impl CompiledFilter {
+    /// Whether the repository-relative path is indexed: indexable by
+    /// [`is_indexable`], included, not excluded.
+    pub fn accepts(&self, rel: &str) -> bool {
+        is_indexable(rel)
+            && (self.include.is_empty() || self.include.iter().any(|g| g.is_match(rel)))
+            && !self.exclude.iter().any(|g| g.is_match(rel))
+    }
+}
+
+/// How [`RepoIndex::search`] selects and limits results.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchOptions {
+    /// Number of results to return.
+    pub top_k: usize,
+    /// Only files matching this: a glob when it contains `*`, `?` or `[`, otherwise a
+    /// substring of the path.
+    pub file_filter: Option<String>,
+    /// Only chunks of this kind.
+    pub chunk_kind: Option<ChunkKind>,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions {
+            top_k: 10,
+            file_filter: None,
+            chunk_kind: None,
+        }
+    }
+}
+
+/// One search result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// Index into [`RepoIndex::chunks`].
+    pub chunk: usize,
+    /// Fused score in `0..=1` (1: first in both rankings).
+    pub score: f32,
+    /// 1-based rank in the semantic (cosine) ranking, if among its candidates.
+    pub vector_rank: Option<usize>,
+    /// 1-based rank in the BM25 ranking, if among its candidates.
+    pub bm25_rank: Option<usize>,
+    /// Why it matched, e.g. `semantic #2 (cos 0.61) + keyword #1 (bm25 7.2)`.
+    pub reason: String,
+}
+
+/// What a build or update did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexStats {
+    /// Files indexed (build) or re-chunked (update).
+    pub files: usize,
+    /// Chunks in the index afterwards.
+    pub chunks: usize,
+    /// Chunks newly embedded.
+    pub embedded: usize,
+    /// Chunks whose vector came from the cache.
+    pub reused: usize,
+    /// Wall time.
+    pub elapsed_ms: u64,
+}
+
+/// Why an index could not be built, opened, updated or searched.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    /// A file filter glob does not parse.
+    #[error("invalid file pattern '{pattern}': {reason}")]
+    InvalidGlob {
+        /// The pattern.
+        pattern: String,
+        /// Why.
+        reason: String,
+    },
+    /// The repository root cannot be walked.
+    #[error("cannot list the repository files: {0}")]
+    Walk(#[from] navbench_shared::walk::WalkError),
+    /// Reading or writing the index directory failed.
+    #[error("cannot access '{}': {source}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The persisted index is unreadable or belongs to another model; rebuild it.
+    #[error("the index in '{}' cannot be used ({reason}); rebuild it (index_repository / update_repository)", dir.display())]
+    Corrupt {
+        /// The index directory.
+        dir: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Embedding failed.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// tantivy failed.
+    #[error("BM25 index error: {0}")]
+    Tantivy(#[from] tantivy::TantivyError),
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> IndexError + '_ {
+    move |source| IndexError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// The persisted `chunks.json`.
+#[derive(Serialize, Deserialize)]
+struct Store {
+    version: u32,
+    model_id: String,
+    dim: usize,
+    filter: FileFilter,
+    chunks: Vec<Chunk>,
+}
+
+/// Content hash → vector, persisted per model.
+#[derive(Default)]
+struct EmbeddingCache {
+    dim: usize,
+    map: HashMap<u128, Box<[f32]>>,
+}
+
+impl EmbeddingCache {
+    fn path(dir: &Path, model_id: &str) -> PathBuf {
+        let short: String = model_id.chars().take(16).collect();
+        dir.join(format!("embeddings-{short}.bin"))
+    }
+
+    /// Loads the cache; a missing or unreadable file gives an empty cache.
+    fn load(path: &Path, dim: usize) -> EmbeddingCache {
+        let mut cache = EmbeddingCache {
+            dim,
+            map: HashMap::new(),
+        };
+        let Ok(f) = fs::File::open(path) else {
+            return cache;
+        };
+        let mut r = BufReader::new(f);
+        let mut head = [0u8; 16];
+        if r.read_exact(&mut head).is_err() || &head[..8] != CACHE_MAGIC {
+            tracing::warn!(path = %path.display(), "embedding cache unreadable; starting empty");
+            return cache;
+        }
+        let file_dim = u64::from_le_bytes(head[8..16].try_into().unwrap_or([0; 8])) as usize;
+        if file_dim != dim {
+            return cache;
+        }
+        let mut key = [0u8; 16];
+        let mut buf = vec![0u8; dim * 4];
+        while r.read_exact(&mut key).is_ok() && r.read_exact(&mut buf).is_ok() {
+            let v: Box<[f32]> = buf
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect();
+            cache.map.insert(u128::from_le_bytes(key), v);
+        }
+        cache
+    }
+
+    fn save(&self, path: &Path) -> Result<(), IndexError> {
+        let tmp = path.with_extension("bin.tmp");
+        {
+            let f = fs::File::create(&tmp).map_err(io_err(&tmp))?;
+            let mut w = BufWriter::new(f);
+            let mut write = |b: &[u8]| w.write_all(b).map_err(io_err(&tmp));
+            write(CACHE_MAGIC)?;
+            write(&(self.dim as u64).to_le_bytes())?;
+            let mut keys: Vec<&u128> = self.map.keys().collect();
+            keys.sort();
+            for k in keys {
+                write(&k.to_le_bytes())?;
+                for x in self.map[k].iter() {
+                    write(&x.to_le_bytes())?;
+                }
+            }
+            w.flush().map_err(io_err(&tmp))?;
+        }
+        fs::rename(&tmp, path).map_err(io_err(path))
+    }
+
+    /// The shared pack directory of `embedder`'s model, if it has a shared cache.
+    fn shared_dir(embedder: &Embedder) -> Option<PathBuf> {
+        let id: String = embedder
+            .model_id()
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        embedder.shared_cache().map(|d| d.join(id))
+    }
+
+    /// Adds the vectors of every pack in `dir` (see [`Embedder::with_shared_cache`]);
+    /// unreadable packs are skipped with a warning, never trusted half-read.
+    fn add_shared(&mut self, dir: &Path) {
+        let Ok(entries) = fs::read_dir(dir) else {
+            return;
+        };
+        let mut packs: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "pack"))
+            .collect();
+        packs.sort();
+        for pack in packs {
+            let loaded = EmbeddingCache::load(&pack, self.dim);
+            for (k, v) in loaded.map {
+                self.map.entry(k).or_insert(v);
+            }
+        }
+    }
+
+    /// Writes `keys` (just computed) as a new pack under `dir`, atomically.
+    fn write_pack(&self, dir: &Path, keys: &[u128]) -> Result<(), IndexError> {
+        if keys.is_empty() {
+            return Ok(());
+        }
+        fs::create_dir_all(dir).map_err(io_err(dir))?;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let path = dir.join(format!("{nanos:032}-{}.pack", std::process::id()));
+        let pack = EmbeddingCache {
+            dim: self.dim,
+            map: keys
+                .iter()
+                .filter_map(|k| self.map.get(k).map(|v| (*k, v.clone())))
+                .collect(),
+        };
+        pack.save(&path)
+    }
+
+    /// Drops entries not in `keep` once the cache is much larger than the index.
+    fn prune(&mut self, keep: &HashSet<u128>) {
+        if self.map.len() > 2 * keep.len() + 1000 {
+            self.map.retain(|k, _| keep.contains(k));
+        }
+    }
+}
+
+/// The text embedded for a chunk: path, kind and name give the model context.
+fn embed_text(c: &Chunk) -> String {
+    format!(
+        "{} {} {}\n{}",
+        c.file,
+        c.kind,
+        c.name.as_deref().unwrap_or(""),
+        c.content
+    )
+}
+
+fn content_hash(text: &str) -> u128 {
+    xxhash_rust::xxh3::xxh3_128(text.as_bytes())
+}
+
+/// BM25 document fields.
+#[derive(Clone, Copy)]
+struct Fields {
+    id: Field,
+    file: Field,
+    body: Field,
+    name: Field,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let id = b.add_text_field("id", STRING | STORED);
+    let file = b.add_text_field("file", STRING);
+    let body = b.add_text_field("body", TEXT);
+    let name = b.add_text_field("name", TEXT);
+    (
+        b.build(),
+        Fields {
+            id,
+            file,
+            body,
+            name,
+        },
+    )
+}
+
+fn tantivy_doc(f: Fields, c: &Chunk) -> TantivyDocument {
+    let mut doc = TantivyDocument::default();
+    doc.add_text(f.id, &c.id);
+    doc.add_text(f.file, &c.file);
+    doc.add_text(f.body, format!("{}\n{}", c.file, c.content));
+    if let Some(n) = &c.name {
+        doc.add_text(f.name, n);
+    }
+    doc
+}
+
+/// A repository's persisted, searchable index (see the [module docs](self)).
+pub struct RepoIndex {
+    dir: PathBuf,
+    filter: FileFilter,
+    compiled: CompiledFilter,
+    chunks: Vec<Chunk>,
+    by_id: HashMap<String, usize>,
+    dim: usize,
+    /// Row-major `chunks.len() × dim`, L2-normalized rows.
+    vectors: Vec<f32>,
+    model_id: String,
+    cache: EmbeddingCache,
+    index: Index,
+    reader: IndexReader,
+    fields: Fields,
+}
+
+impl std::fmt::Debug for RepoIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RepoIndex")
+            .field("dir", &self.dir)
+            .field("chunks", &self.chunks.len())
+            .field("dim", &self.dim)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Reads and chunks files in parallel; unreadable, non-UTF-8 and oversized files are
+/// skipped (logged).
+fn chunk_files(root: &Path, rels: &[String]) -> Vec<(String, Vec<Chunk>)> {
+    rels.par_iter()
+        .filter_map(|rel| {
+            let abs = root.join(rel);
+            let meta = fs::metadata(&abs).ok()?;
+            if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
+                tracing::debug!(file = %rel, "skipped (not a file or too large)");
+                return None;
+            }
+            let bytes = fs::read(&abs).ok()?;
+            let Ok(text) = String::from_utf8(bytes) else {
+                tracing::debug!(file = %rel, "skipped (not UTF-8)");
+                return None;
+            };
+            Some((rel.clone(), chunk_file(rel, &text)))
+        })
+        .collect()
+}
+
+impl RepoIndex {
+    /// Walks `root` (`.gitignore`-aware), chunks the files `filter` accepts, embeds
+    /// chunks not in the embedding cache of `dir`, builds the vector matrix and the BM25
+    /// index, and persists everything into `dir` (replacing an older index there).
+    pub fn build(
+        root: &Path,
+        filter: &FileFilter,
+        embedder: &Embedder,
+        dir: &Path,
+    ) -> Result<(RepoIndex, IndexStats), IndexError> {
+        let t0 = Instant::now();
+        let compiled = filter.compile()?;
+        let files: Vec<String> = walk_files(root, &WalkOptions::default())?
+            .into_iter()
+            .map(|f| f.rel)
+            .filter(|rel| compiled.accepts(rel))
+            .collect();
+        fs::create_dir_all(dir).map_err(io_err(dir))?;
+        let per_file = chunk_files(root, &files);
+        let n_files = per_file.len();
+        let chunks: Vec<Chunk> = per_file.into_iter().flat_map(|(_, c)| c).collect();
+        let mut cache = EmbeddingCache::load(
+            &EmbeddingCache::path(dir, embedder.model_id()),
+            embedder.dim(),
+        );
+        if let Some(shared) = EmbeddingCache::shared_dir(embedder) {
+            cache.add_shared(&shared);
+        }
+        let tdir = dir.join("tantivy");
+        if tdir.exists() {
+            fs::remove_dir_all(&tdir).map_err(io_err(&tdir))?;
+        }
+        fs::create_dir_all(&tdir).map_err(io_err(&tdir))?;
+        let (schema, fields) = schema();
+        let index = Index::create_in_dir(&tdir, schema)?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        let mut idx = RepoIndex {
+            dir: dir.to_path_buf(),
+            filter: filter.clone(),
+            compiled,
+            chunks: Vec::new(),
+            by_id: HashMap::new(),
+            dim: embedder.dim(),
+            vectors: Vec::new(),
+            model_id: embedder.model_id().to_string(),
+            cache,
+            index,
+            reader,
+            fields,
+        };
+        let (embedded, reused) = idx.embed_missing(&chunks, embedder)?;
+        {
+            let mut writer = idx
+                .index
+                .writer_with_num_threads::<TantivyDocument>(1, 50_000_000)?;
+            for c in &chunks {
+                writer.add_document(tantivy_doc(fields, c))?;
+            }
+            writer.commit()?;
+            writer.wait_merging_threads()?;
+        }
+        idx.reader.reload()?;
+        idx.set_chunks(chunks)?;
+        idx.persist()?;
+        let stats = IndexStats {
+            files: n_files,
+            chunks: idx.chunks.len(),
+            embedded,
+            reused,
+            elapsed_ms: t0.elapsed().as_millis() as u64,
+        };
+        tracing::info!(dir = %dir.display(), ?stats, "index built");
+        Ok((idx, stats))
+    }
+
+    /// Reloads an index persisted by [`RepoIndex::build`]. A missing, corrupt or
+    /// inconsistent store, or one made with another model, is [`IndexError::Corrupt`]
+    /// (the caller rebuilds).
+    pub fn open(dir: &Path, embedder: &Embedder) -> Result<RepoIndex, IndexError> {
+        let corrupt = |reason: String| IndexError::Corrupt {
+            dir: dir.to_path_buf(),
+            reason,
+        };
+        let path = dir.join("chunks.json");
+        let f = fs::File::open(&path).map_err(|e| corrupt(format!("{}: {e}", path.display())))?;
+        let store: Store = serde_json::from_reader(BufReader::new(f))
+            .map_err(|e| corrupt(format!("chunks.json: {e}")))?;
+        if store.version != STORE_VERSION {
+            return Err(corrupt(format!(
+                "store version {} (expected {STORE_VERSION})",
+                store.version
+            )));
+        }
+        if store.model_id != embedder.model_id() || store.dim != embedder.dim() {
+            return Err(corrupt("it was built with another embedding model".into()));
+        }
+        let compiled = store.filter.compile()?;
+        let cache = EmbeddingCache::load(&EmbeddingCache::path(dir, &store.model_id), store.dim);
+        let tdir = dir.join("tantivy");
+        let index = Index::open_in_dir(&tdir).map_err(|e| corrupt(format!("tantivy: {e}")))?;
+        let (expected, _) = schema();
+        let sch = index.schema();
+        let field = |name: &str| {
+            sch.get_field(name)
+                .map_err(|_| corrupt(format!("tantivy field '{name}' missing")))
+        };
+        let fields = Fields {
+            id: field("id")?,
+            file: field("file")?,
+            body: field("body")?,
+            name: field("name")?,
+        };
+        if sch.num_fields() != expected.num_fields() {
+            return Err(corrupt("tantivy schema differs".into()));
+        }
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        if reader.searcher().num_docs() as usize != store.chunks.len() {
+            return Err(corrupt("BM25 index and chunks disagree".into()));
+        }
+        let mut idx = RepoIndex {
+            dir: dir.to_path_buf(),
+            filter: store.filter,
+            compiled,
+            chunks: Vec::new(),
+            by_id: HashMap::new(),
+            dim: store.dim,
+            vectors: Vec::new(),
+            model_id: store.model_id,
+            cache,
+            index,
+            reader,
+            fields,
+        };
+        idx.set_chunks(store.chunks)
+            .map_err(|_| corrupt("embedding cache lacks vectors for some chunks".into()))?;
+        Ok(idx)
+    }
+
+    /// Re-chunks the given repository-relative paths (a path missing on disk, or no
+    /// longer accepted by the filter, is removed; a missing directory removes every
+    /// file under it), embeds only chunks not in the cache, updates BM25 and persists.
+    pub fn update_files(
+        &mut self,
+        root: &Path,
+        changed: &[String],
+        embedder: &Embedder,
+    ) -> Result<IndexStats, IndexError> {
+        let t0 = Instant::now();
+        if embedder.model_id() != self.model_id {
+            return Err(IndexError::Corrupt {
+                dir: self.dir.clone(),
+                reason: "update with another embedding model than the index was built with".into(),
+            });
+        }
+        let changed: Vec<String> = changed
+            .iter()
+            .map(|p| p.trim_start_matches("./").trim_end_matches('/').to_string())
+            .filter(|p| !p.is_empty())
+            .collect();
+        // Files whose chunks go away: every changed path, and files under a changed
+        // path that is no longer a directory.
+        let mut remove: HashSet<String> = HashSet::new();
+        let mut to_chunk = Vec::new();
+        for p in &changed {
+            let abs = root.join(p);
+            if abs.is_dir() {
+                continue;
+            }
+            remove.insert(p.clone());
+            let prefix = format!("{p}/");
+            for c in &self.chunks {
+                if c.file.starts_with(&prefix) {
+                    remove.insert(c.file.clone());
+                }
+            }
+            if abs.is_file() && self.compiled.accepts(p) {
+                to_chunk.push(p.clone());
+            }
+        }
+        let fresh = chunk_files(root, &to_chunk);
+        let n_files = fresh.len();
+        let new_chunks: Vec<Chunk> = fresh.into_iter().flat_map(|(_, c)| c).collect();
+        let (embedded, reused) = self.embed_missing(&new_chunks, embedder)?;
+        {
+            let mut writer = self
+                .index
+                .writer_with_num_threads::<TantivyDocument>(1, 15_000_000)?;
+            for f in &remove {
+                writer.delete_term(Term::from_field_text(self.fields.file, f));
+            }
+            for c in &new_chunks {
+                writer.add_document(tantivy_doc(self.fields, c))?;
+            }
+            writer.commit()?;
+            writer.wait_merging_threads()?;
+        }
+        self.reader.reload()?;
+        let mut chunks: Vec<Chunk> = std::mem::take(&mut self.chunks)
+            .into_iter()
+            .filter(|c| !remove.contains(&c.file))
+            .collect();
+        chunks.extend(new_chunks);
+        chunks.sort_by(|a, b| (&a.file, a.start_line).cmp(&(&b.file, b.start_line)));
+        self.set_chunks(chunks)?;
+        self.persist()?;
+        Ok(IndexStats {
+            files: n_files,
+            chunks: self.chunks.len(),
+            embedded,
+            reused,
+            elapsed_ms: t0.elapsed().as_millis() as u64,
+        })
+    }
+
+    /// Embeds the chunks whose text is not cached; returns (embedded, reused).
+    fn embed_missing(
+        &mut self,
+        chunks: &[Chunk],
+        embedder: &Embedder,
+    ) -> Result<(usize, usize), IndexError> {
+        let mut todo: Vec<(u128, String)> = Vec::new();
+        let mut queued = HashSet::new();
+        let mut reused = 0;
+        for c in chunks {
+            let text = embed_text(c);
+            let h = content_hash(&text);
+            if self.cache.map.contains_key(&h) {
+                reused += 1;
+            } else if queued.insert(h) {
+                todo.push((h, text));
+            } else {
+                reused += 1;
+            }
+        }
+        let t0 = Instant::now();
+        let shared = EmbeddingCache::shared_dir(embedder);
+        if let Some(dir) = &shared {
+            // Another process may have embedded these since this index loaded.
+            self.cache.add_shared(dir);
+            let before = todo.len();
+            todo.retain(|(h, _)| !self.cache.map.contains_key(h));
+            reused += before - todo.len();
+        }
+        let total = todo.len();
+        for (g, group) in todo.chunks(EMBED_GROUP).enumerate() {
+            let texts: Vec<&str> = group.iter().map(|(_, t)| t.as_str()).collect();
+            let vectors = embedder.embed(&texts)?;
+            for ((h, _), v) in group.iter().zip(vectors) {
+                self.cache.map.insert(*h, v.into_boxed_slice());
+            }
+            let done = (g * EMBED_GROUP + group.len()).min(total);
+            tracing::info!(
+                done,
+                total,
+                secs = t0.elapsed().as_secs_f32(),
+                "embedding chunks"
+            );
+        }
+        if let Some(dir) = &shared {
+            let keys: Vec<u128> = todo.iter().map(|(h, _)| *h).collect();
+            if let Err(e) = self.cache.write_pack(dir, &keys) {
+                tracing::warn!(error = %e, "could not share the new vectors");
+            }
+        }
+        Ok((total, reused))
+    }
+
+    /// Installs `chunks`, rebuilding the id map and the vector matrix from the cache.
+    fn set_chunks(&mut self, chunks: Vec<Chunk>) -> Result<(), IndexError> {
+        let mut vectors = Vec::with_capacity(chunks.len() * self.dim);
+        let mut keep = HashSet::with_capacity(chunks.len());
+        for c in &chunks {
+            let h = content_hash(&embed_text(c));
+            let v = self.cache.map.get(&h).ok_or_else(|| IndexError::Corrupt {
+                dir: self.dir.clone(),
+                reason: format!("no vector for chunk {}", c.id),
+            })?;
+            vectors.extend_from_slice(v);
+            keep.insert(h);
+        }
+        self.cache.prune(&keep);
+        self.by_id = chunks
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.id.clone(), i))
+            .collect();
+        self.vectors = vectors;
+        self.chunks = chunks;
+        Ok(())
+    }
+
+    fn persist(&self) -> Result<(), IndexError> {
+        self.cache
+            .save(&EmbeddingCache::path(&self.dir, &self.model_id))?;
+        let store = Store {
+            version: STORE_VERSION,
+            model_id: self.model_id.clone(),
+            dim: self.dim,
+            filter: self.filter.clone(),
+            chunks: self.chunks.clone(),
+        };
+        let path = self.dir.join("chunks.json");
+        let tmp = self.dir.join("chunks.json.tmp");
+        {
+            let f = fs::File::create(&tmp).map_err(io_err(&tmp))?;
+            let mut w = BufWriter::new(f);
+            serde_json::to_writer(&mut w, &store).map_err(|e| IndexError::Io {
+                path: tmp.clone(),
+                source: std::io::Error::other(e),
+            })?;
+            w.flush().map_err(io_err(&tmp))?;
+        }
+        fs::rename(&tmp, &path).map_err(io_err(&path))
+    }
+
+    /// Hybrid search (see the [module docs](self)); at most `opts.top_k` hits, best
+    /// first. An empty query gives no hits.
+    pub fn search(
+        &self,
+        embedder: &Embedder,
+        query: &str,
+        opts: &SearchOptions,
+    ) -> Result<Vec<Hit>, IndexError> {
+        if query.trim().is_empty() || opts.top_k == 0 || self.chunks.is_empty() {
+            return Ok(Vec::new());
+        }
+        let glob = match opts.file_filter.as_deref() {
+            Some(p) if p.contains(['*', '?', '[']) => {
+                Some(FileGlob::new(p).map_err(|e| IndexError::InvalidGlob {
+                    pattern: p.to_string(),
+                    reason: e.to_string(),
+                })?)
+            }
+            _ => None,
+        };
+        let allowed = |c: &Chunk| {
+            opts.chunk_kind.is_none_or(|k| c.kind == k)
+                && match (&glob, opts.file_filter.as_deref()) {
+                    (Some(g), _) => g.is_match(&c.file),
+                    (None, Some(sub)) => c.file.contains(sub),
+                    (None, None) => true,
+                }
+        };
+        let filtered = opts.file_filter.is_some() || opts.chunk_kind.is_some();
+        let want = (opts.top_k * 5).max(MIN_CANDIDATES);
+
+        // Semantic ranking: exact cosine over every (allowed) row.
+        let q = embedder
+            .embed(&[query])?
+            .into_iter()
+            .next()
+            .unwrap_or_default();
+        let scores = cosine_scores(&self.vectors, self.dim, &q);
+        let mut sem: Vec<(f32, usize)> = scores
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| !filtered || allowed(&self.chunks[*i]))
+            .map(|(i, s)| (s, i))
+            .collect();
+        top_n(&mut sem, want);
+
+        // Keyword ranking: BM25 over body and (boosted) name.
+        let kw = self.bm25(query, if filtered { want * 10 } else { want })?;
+        let kw: Vec<(f32, usize)> = kw
+            .into_iter()
+            .filter(|(_, i)| !filtered || allowed(&self.chunks[*i]))
+            .take(want)
+            .collect();
+
+        // chunk → (semantic (rank, cos), keyword (rank, bm25)).
+        let mut fused: HashMap<usize, (Option<RankScore>, Option<RankScore>)> = HashMap::new();
+        for (r, &(s, i)) in sem.iter().enumerate() {
+            fused.entry(i).or_default().0 = Some((r + 1, s));
+        }
+        for (r, &(s, i)) in kw.iter().enumerate() {
+            fused.entry(i).or_default().1 = Some((r + 1, s));
+        }
+        let max = 2.0 / (RRF_K + 1.0);
+        let mut hits: Vec<Hit> = fused
+            .into_iter()
+            .map(|(i, (v, b))| {
+                let rrf = v.map_or(0.0, |(r, _)| 1.0 / (RRF_K + r as f32))
+                    + b.map_or(0.0, |(r, _)| 1.0 / (RRF_K + r as f32));
+                let reason = match (v, b) {
+                    (Some((vr, vs)), Some((br, bs))) => {
+                        format!("semantic #{vr} (cos {vs:.2}) + keyword #{br} (bm25 {bs:.1})")
+                    }
+                    (Some((vr, vs)), None) => format!("semantic #{vr} (cos {vs:.2})"),
+                    (None, Some((br, bs))) => format!("keyword #{br} (bm25 {bs:.1})"),
+                    (None, None) => String::new(),
+                };
+                Hit {
+                    chunk: i,
+                    score: (rrf / max).clamp(0.0, 1.0),
+                    vector_rank: v.map(|(r, _)| r),
+                    bm25_rank: b.map(|(r, _)| r),
+                    reason,
+                }
+            })
+            .collect();
+        hits.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(
+                    a.vector_rank
+                        .unwrap_or(usize::MAX)
+                        .cmp(&b.vector_rank.unwrap_or(usize::MAX)),
+                )
+                .then(a.chunk.cmp(&b.chunk))
+        });
+        hits.truncate(opts.top_k);
+        Ok(hits)
+    }
+
+    /// BM25 top `limit` as (score, chunk index).
+    fn bm25(&self, query: &str, limit: usize) -> Result<Vec<(f32, usize)>, IndexError> {
+        let mut analyzer = self.index.tokenizer_for_field(self.fields.body)?;
+        let mut terms: Vec<String> = Vec::new();
+        let mut stream = analyzer.token_stream(query);
+        while stream.advance() {
+            let t = stream.token().text.clone();
+            if !terms.contains(&t) {
+                terms.push(t);
+            }
+        }
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for t in &terms {
+            clauses.push((
+                Occur::Should,
+                Box::new(TermQuery::new(
+                    Term::from_field_text(self.fields.body, t),
+                    IndexRecordOption::WithFreqs,
+                )),
+            ));
+            clauses.push((
+                Occur::Should,
+                Box::new(BoostQuery::new(
+                    Box::new(TermQuery::new(
+                        Term::from_field_text(self.fields.name, t),
+                        IndexRecordOption::WithFreqs,
+                    )),
+                    2.0,
+                )),
+            ));
+        }
+        let query = BooleanQuery::new(clauses);
+        let searcher = self.reader.searcher();
+        let top = searcher.search(&query, &TopDocs::with_limit(limit).order_by_score())?;
+        let mut out = Vec::with_capacity(top.len());
+        for (score, addr) in top {
+            let doc: TantivyDocument = searcher.doc(addr)?;
+            if let Some(id) = doc.get_first(self.fields.id).and_then(|v| v.as_str())
+                && let Some(&i) = self.by_id.get(id)
+            {
+                out.push((score, i));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every chunk, ordered by file then start line.
+    pub fn chunks(&self) -> &[Chunk] {
+        &self.chunks
+    }
+
+    /// The chunk with this id (`<file>:<start>-<end>`).
+    pub fn chunk_by_id(&self, id: &str) -> Option<&Chunk> {
+        self.by_id.get(id).map(|&i| &self.chunks[i])
+    }
+
+    /// The indexed files (those with at least one chunk), sorted.
+    pub fn files(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = self.chunks.iter().map(|c| c.file.as_str()).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// The file filter the index was built with.
+    pub fn filter(&self) -> &FileFilter {
+        &self.filter
+    }
+
+    /// Whether `rel` would be indexed under this index's filter.
+    pub fn accepts(&self, rel: &str) -> bool {
+        self.compiled.accepts(rel)
+    }
+
+    /// The directory the index is persisted in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+/// Dot product of `q` with every `dim`-wide row of `matrix` (cosine for normalized
+/// rows). Eight independent accumulators let the compiler vectorize the inner loop.
+pub fn cosine_scores(matrix: &[f32], dim: usize, q: &[f32]) -> Vec<f32> {
+    if dim == 0 || q.len() != dim {
+        return Vec::new();
+    }
+    let row_score = |row: &[f32]| {
+        let mut acc = [0f32; 8];
+        let mut rc = row.chunks_exact(8);
+        let mut qc = q.chunks_exact(8);
+        for (r, qq) in (&mut rc).zip(&mut qc) {
+            for k in 0..8 {
+                acc[k] += r[k] * qq[k];
+            }
+        }
+        let tail: f32 = rc
+            .remainder()
+            .iter()
+            .zip(qc.remainder())
+            .map(|(a, b)| a * b)
+            .sum();
+        acc.iter().sum::<f32>() + tail
+    };
+    const PAR_ROWS: usize = 8192;
+    if matrix.len() / dim > 2 * PAR_ROWS {
+        matrix
+            .par_chunks(dim * PAR_ROWS)
+            .flat_map_iter(|block| block.chunks_exact(dim).map(row_score).collect::<Vec<_>>())
+            .collect()
+    } else {
+        matrix.chunks_exact(dim).map(row_score).collect()
+    }
+}
+
+/// Keeps the `n` best (score desc, index asc) in order.
+fn top_n(v: &mut Vec<(f32, usize)>, n: usize) {
+    let cmp = |a: &(f32, usize), b: &(f32, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+    if v.len() > n {
+        v.select_nth_unstable_by(n, cmp);
+        v.truncate(n);
+    }
+    v.sort_by(cmp);
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,313 @@
+use std::sync::OnceLock;
+
+use super::*;
+
+/// One tiny model for all tests in this module (loading is the slow part).
+fn embedder() -> &'static Embedder {
+    static E: OnceLock<(tempfile::TempDir, Embedder)> = OnceLock::new();
+    &E.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        crate::model::write_tiny_model(dir.path(), 11).unwrap();
+        let e = Embedder::load(dir.path()).unwrap();
+        (dir, e)
+    })
+    .1
+}
+
+fn repo() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let w = |rel: &str, text: &str| {
+        let p = d.path().join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    };
+    w(
+        "pkg/urls.py",
+        "import re\n\n\ndef parse_url(s):\n    \"\"\"Parse a url into parts.\"\"\"\n    return re.split('://', s)\n\n\ndef join_path(a, b):\n    return a + '/' + b\n",
+    );
+    w(
+        "pkg/animals.py",
+        "class Cat:\n    def meow(self):\n        print('meow')\n\n    def sleep(self):\n        return None\n",
+    );
+    w(
+        "pkg/session.py",
+        "from .urls import parse_url\n\n\ndef open_session(url):\n    return parse_url(url)\n",
+    );
+    w(
+        "README.md",
+        "# Demo\n\nA demo package that parses url strings.\n",
+    );
+    w("data.bin", "\u{0}\u{1}");
+    w(
+        "tests/test_urls.py",
+        "from pkg.urls import parse_url\n\n\ndef test_parse():\n    assert parse_url('a://b')\n",
+    );
+    d
+}
+
+fn build(root: &Path, filter: &FileFilter) -> (tempfile::TempDir, RepoIndex, IndexStats) {
+    let store = tempfile::tempdir().unwrap();
+    let (idx, stats) = RepoIndex::build(root, filter, embedder(), store.path()).unwrap();
+    (store, idx, stats)
+}
+
+fn top_names(idx: &RepoIndex, q: &str, opts: &SearchOptions) -> Vec<String> {
+    idx.search(embedder(), q, opts)
+        .unwrap()
+        .iter()
+        .map(|h| {
+            let c = &idx.chunks()[h.chunk];
+            c.name.clone().unwrap_or_else(|| c.id.clone())
+        })
+        .collect()
+}
+
+#[test]
+fn build_indexes_python_and_text_and_finds_by_keyword() {
+    let r = repo();
+    let (_s, idx, stats) = build(r.path(), &FileFilter::default());
+    assert_eq!(stats.files, 5);
+    assert_eq!(stats.chunks, idx.chunks().len());
+    assert_eq!(stats.embedded + stats.reused, stats.chunks);
+    assert_eq!(
+        idx.files(),
+        [
+            "README.md",
+            "pkg/animals.py",
+            "pkg/session.py",
+            "pkg/urls.py",
+            "tests/test_urls.py"
+        ]
+    );
+    let hits = idx
+        .search(embedder(), "parse_url", &SearchOptions::default())
+        .unwrap();
+    assert!(!hits.is_empty());
+    assert!(
+        hits.iter()
+            .all(|h| (0.0..=1.0).contains(&h.score) && !h.reason.is_empty())
+    );
+    assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
+    // With random weights the semantic ranking is arbitrary; the keyword ranking is not.
+    let pos = hits.iter().position(|h| h.bm25_rank == Some(1)).unwrap();
+    assert!(pos < 3, "{hits:?}");
+    let first = &idx.chunks()[hits[pos].chunk];
+    assert_eq!(first.name.as_deref(), Some("parse_url"), "{hits:?}");
+    assert!(
+        hits[pos].reason.contains("keyword #1"),
+        "{}",
+        hits[pos].reason
+    );
+    let c = idx.chunk_by_id(&first.id).unwrap();
+    assert_eq!(c.file, "pkg/urls.py");
+}
+
+#[test]
+fn search_options_limit_and_filter() {
+    let r = repo();
+    let (_s, idx, _) = build(r.path(), &FileFilter::default());
+    let opts = SearchOptions {
+        top_k: 2,
+        ..SearchOptions::default()
+    };
+    assert_eq!(idx.search(embedder(), "url", &opts).unwrap().len(), 2);
+    let only_tests = SearchOptions {
+        file_filter: Some("tests/".into()),
+        ..SearchOptions::default()
+    };
+    let hits = idx.search(embedder(), "parse url", &only_tests).unwrap();
+    assert!(!hits.is_empty());
+    assert!(
+        hits.iter()
+            .all(|h| idx.chunks()[h.chunk].file.starts_with("tests/"))
+    );
+    let glob = SearchOptions {
+        file_filter: Some("*.md".into()),
+        ..SearchOptions::default()
+    };
+    let hits = idx.search(embedder(), "demo", &glob).unwrap();
+    assert!(
+        hits.iter()
+            .all(|h| idx.chunks()[h.chunk].file == "README.md")
+    );
+    let methods = SearchOptions {
+        chunk_kind: Some(ChunkKind::Method),
+        ..SearchOptions::default()
+    };
+    let names = top_names(&idx, "cat meow", &methods);
+    assert_eq!(
+        names.first().map(String::as_str),
+        Some("Cat.meow"),
+        "{names:?}"
+    );
+    assert!(names.iter().all(|n| n.starts_with("Cat.")));
+    assert!(
+        idx.search(embedder(), "   ", &SearchOptions::default())
+            .unwrap()
+            .is_empty()
+    );
+    let bad = SearchOptions {
+        file_filter: Some("[".into()),
+        ..SearchOptions::default()
+    };
+    assert!(matches!(
+        idx.search(embedder(), "x", &bad),
+        Err(IndexError::InvalidGlob { .. })
+    ));
+}
+
+#[test]
+fn include_and_exclude_filters() {
+    let r = repo();
+    let filter = FileFilter {
+        include: vec!["*.py".into()],
+        exclude: vec!["tests/".into()],
+    };
+    let (_s, idx, _) = build(r.path(), &filter);
+    assert_eq!(
+        idx.files(),
+        ["pkg/animals.py", "pkg/session.py", "pkg/urls.py"]
+    );
+    assert_eq!(idx.filter(), &filter);
+    let bad = FileFilter {
+        include: vec!["a{".into()],
+        exclude: vec![],
+    };
+    let store = tempfile::tempdir().unwrap();
+    assert!(matches!(
+        RepoIndex::build(r.path(), &bad, embedder(), store.path()),
+        Err(IndexError::InvalidGlob { .. })
+    ));
+}
+
+#[test]
+fn open_reloads_the_same_index() {
+    let r = repo();
+    let (s, idx, _) = build(r.path(), &FileFilter::default());
+    let opened = RepoIndex::open(s.path(), embedder()).unwrap();
+    assert_eq!(opened.chunks(), idx.chunks());
+    let opts = SearchOptions::default();
+    assert_eq!(
+        opened.search(embedder(), "join path", &opts).unwrap(),
+        idx.search(embedder(), "join path", &opts).unwrap()
+    );
+}
+
+#[test]
+fn open_rejects_other_model_and_corrupt_store() {
+    let r = repo();
+    let (s, _idx, _) = build(r.path(), &FileFilter::default());
+    let other_dir = tempfile::tempdir().unwrap();
+    crate::model::write_tiny_model(other_dir.path(), 99).unwrap();
+    let other = Embedder::load(other_dir.path()).unwrap();
+    let err = RepoIndex::open(s.path(), &other).unwrap_err();
+    assert!(err.to_string().contains("another embedding model"), "{err}");
+    fs::write(s.path().join("chunks.json"), "{not json").unwrap();
+    let err = RepoIndex::open(s.path(), embedder()).unwrap_err();
+    assert!(matches!(err, IndexError::Corrupt { .. }), "{err}");
+    assert!(err.to_string().contains("rebuild"), "{err}");
+    let empty = tempfile::tempdir().unwrap();
+    assert!(matches!(
+        RepoIndex::open(empty.path(), embedder()),
+        Err(IndexError::Corrupt { .. })
+    ));
+}
+
+#[test]
+fn rebuild_reuses_cached_embeddings() {
+    let r = repo();
+    let store = tempfile::tempdir().unwrap();
+    let (_, first) =
+        RepoIndex::build(r.path(), &FileFilter::default(), embedder(), store.path()).unwrap();
+    assert!(first.embedded > 0);
+    fs::write(
+        r.path().join("pkg/animals.py"),
+        "class Dog:\n    def bark(self):\n        return 'woof'\n",
+    )
+    .unwrap();
+    let (idx, second) =
+        RepoIndex::build(r.path(), &FileFilter::default(), embedder(), store.path()).unwrap();
+    assert_eq!(second.embedded, 2, "{second:?}");
+    assert_eq!(second.reused, second.chunks - 2);
+    assert!(
+        idx.chunks()
+            .iter()
+            .any(|c| c.name.as_deref() == Some("Dog.bark"))
+    );
+}
+
+#[test]
+fn update_files_adds_changes_and_removes() {
+    let r = repo();
+    let (s, mut idx, _) = build(r.path(), &FileFilter::default());
+    let before = idx.chunks().len();
+    fs::write(
+        r.path().join("pkg/urls.py"),
+        "import re\n\n\ndef parse_url(s):\n    \"\"\"Parse a url into parts.\"\"\"\n    return re.split('://', s)\n\n\ndef quote_url(u):\n    return u.replace(' ', '%20')\n",
+    )
+    .unwrap();
+    fs::write(
+        r.path().join("pkg/new.py"),
+        "def brand_new_function():\n    return 42\n",
+    )
+    .unwrap();
+    fs::remove_file(r.path().join("pkg/animals.py")).unwrap();
+    let stats = idx
+        .update_files(
+            r.path(),
+            &[
+                "pkg/urls.py".into(),
+                "pkg/new.py".into(),
+                "pkg/animals.py".into(),
+                "data.bin".into(),
+            ],
+            embedder(),
+        )
+        .unwrap();
+    assert_eq!(stats.files, 2);
+    assert_eq!(stats.embedded, 2, "{stats:?}"); // quote_url + brand_new_function
+    assert!(stats.reused >= 2);
+    assert!(!idx.files().contains(&"pkg/animals.py"));
+    assert!(
+        idx.chunks()
+            .iter()
+            .all(|c| c.name.as_deref() != Some("join_path"))
+    );
+    assert_eq!(idx.chunks().len(), before - 3 - 1 + 1 + 1);
+    let names = top_names(&idx, "brand_new_function", &SearchOptions::default());
+    assert_eq!(
+        names.first().map(String::as_str),
+        Some("brand_new_function")
+    );
+    let names = top_names(&idx, "meow", &SearchOptions::default());
+    assert!(!names.iter().any(|n| n.starts_with("Cat")), "{names:?}");
+    // The persisted index reflects the update.
+    let opened = RepoIndex::open(s.path(), embedder()).unwrap();
+    assert_eq!(opened.chunks(), idx.chunks());
+    // A removed directory removes everything under it.
+    fs::remove_dir_all(r.path().join("tests")).unwrap();
+    idx.update_files(r.path(), &["tests".into()], embedder())
+        .unwrap();
+    assert!(!idx.files().iter().any(|f| f.starts_with("tests/")));
+}
+
+#[test]
+fn cosine_scores_match_naive_dot_products() {
+    let dim = 37;
+    let rows = 40_000;
+    let matrix: Vec<f32> = (0..rows * dim)
+        .map(|i| ((i * 7919) % 101) as f32 / 101.0 - 0.5)
+        .collect();
+    let q: Vec<f32> = (0..dim).map(|i| (i as f32).sin()).collect();
+    let fast = cosine_scores(&matrix, dim, &q);
+    assert_eq!(fast.len(), rows);
+    for r in [0, 1, 8191, 16384, rows - 1] {
+        let naive: f32 = matrix[r * dim..(r + 1) * dim]
+            .iter()
+            .zip(&q)
+            .map(|(a, b)| a * b)
+            .sum();
+        assert!((fast[r] - naive).abs() < 1e-4);
+    }
+    assert!(cosine_scores(&matrix, dim, &q[1..]).is_empty());
+}

@@ -1,0 +1,88 @@
+//! `navbench-retrieval`: a `codebase_retrieval`-style semantic code search MCP server.
+//!
+//! The engine turns a repository into searchable chunks and keeps them current; the
+//! server exposes them over MCP (stdio or Streamable HTTP).
+//!
+//! Engine:
+//! - [`chunk`]: Python files split with tree-sitter into function, method, class and
+//!   module chunks with semantic metadata (calls, imports used, exceptions handled,
+//!   complexity, annotated types); other text files into bounded text chunks.
+//! - [`model`]: [`model::Embedder`], a BERT sentence embedder run with candle (mean
+//!   pooling, L2-normalized), loaded from a Hugging Face-layout directory; the default
+//!   all-MiniLM-L6-v2 is installed by `navbench-retrieval fetch-model`.
+//! - [`index`]: [`index::RepoIndex`], exact cosine search fused with tantivy BM25 by
+//!   reciprocal rank fusion, persisted per repository with an embedding cache keyed by
+//!   chunk content, updated file by file.
+//! - [`scope`]: `get_implementation`'s minimal / logical / dependencies scopes.
+//! - [`live`]: a debounced file watcher feeding changed paths to the index.
+//!
+//! Server:
+//! - [`registry`]: the persisted list of repositories and their state
+//!   (`indexing` / `ready` / `error`), crash-safe.
+//! - [`source`]: local directories vs git URLs, git2 clones and diffs, file manifests.
+//! - [`rag`]: `query_code`'s OpenAI-compatible chat client and citation checking.
+//! - [`tools`]: every tool and resource as plain functions ([`tools::RetrievalTools`]).
+//! - [`server`]: the rmcp server (tools, resources, prompts) and stdio transport;
+//!   [`http`]: Streamable HTTP at `/mcp` and `GET /health`.
+//!
+//! Data flow: `--workspace DIR` or `index_repository` → [`registry`] record
+//! (`indexing`) → walk + [`chunk`] → [`model`] embeddings → [`index`] persisted under
+//! the data directory → record `ready`; file changes ([`live`]) or `update_repository`
+//! (git diff / manifest) → [`index::RepoIndex::update_files`]; queries →
+//! [`index::RepoIndex::search`] → JSON results.
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use navbench_retrieval::model::{Embedder, write_tiny_model};
+//! use navbench_retrieval::tools::{CodebaseRetrievalArgs, RetrievalTools, Settings};
+//!
+//! let tmp = tempfile::tempdir()?;
+//! let (model_dir, data_dir, repo) = (tmp.path().join("model"), tmp.path().join("data"), tmp.path().join("repo"));
+//! std::fs::create_dir_all(&repo)?;
+//! std::fs::write(repo.join("auth.py"), "def login(user, password):\n    return check_password(user, password)\n")?;
+//! write_tiny_model(&model_dir, 7)?; // random weights in the real format (tests only)
+//! let tools = RetrievalTools::new(Settings::new(data_dir), Arc::new(Embedder::load(&model_dir)?))?;
+//! tools.start_workspace(&repo)?;
+//! let out = tools.codebase_retrieval(&CodebaseRetrievalArgs { query: "login password".into(), top_k: Some(3) })?;
+//! assert_eq!(out.data.results[0].file, "auth.py");
+//! assert_eq!(out.data.results[0].lines, "1-2");
+//! # Ok(())
+//! # }
+//! ```
+
+use std::path::PathBuf;
+
+pub mod chunk;
+pub mod http;
+pub mod index;
+pub mod live;
+pub mod model;
+pub mod rag;
+pub mod registry;
+pub mod scope;
+pub mod server;
+pub mod source;
+pub mod tools;
+
+/// The navbench cache directory: `$NAVBENCH_CACHE`, else `$XDG_CACHE_HOME/navbench`,
+/// else `~/.cache/navbench`, else a directory under the system temp dir. The
+/// retrieval server keeps its data in `<cache>/retrieval` and the model in
+/// `<cache>/models`.
+pub fn default_cache_dir() -> PathBuf {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(dir) = var("NAVBENCH_CACHE") {
+        return dir;
+    }
+    if let Some(dir) = var("XDG_CACHE_HOME") {
+        return dir.join("navbench");
+    }
+    if let Some(home) = var("HOME") {
+        return home.join(".cache/navbench");
+    }
+    std::env::temp_dir().join("navbench-cache")
+}

