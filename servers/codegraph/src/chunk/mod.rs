@@ -155,7 +155,11 @@ pub enum ChunkError {
 
 /// Chunks every corpus file of a repository, in corpus order (files sorted, chunks in file
 /// order). Files the original would reject contribute no chunks.
+///
+/// The tokenizer is built on another thread ([`tokens::warm_up`]) while the files are
+/// listed, read and parsed.
 pub fn chunk_repo(root: &Path, cfg: &ChunkConfig) -> Result<Vec<Chunk>, ChunkError> {
+    tokens::warm_up();
     let files = list_corpus_files(root)?;
     let per_file: Vec<Result<Vec<Chunk>, ChunkError>> = files
         .par_iter()

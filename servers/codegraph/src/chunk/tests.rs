@@ -186,3 +186,51 @@ fn bm25_chunk_token_counts_treat_special_tokens_as_llama_index_does() {
     assert_eq!(tokens::count_tokens(""), 0);
     assert_eq!(tokens::count_tokens("def f(x):"), 4); // tiktoken 0.8 cl100k: 4
 }
+
+/// The fast counter agrees with tiktoken on text that exercises every pre-tokenizer
+/// alternative, on every prefix and suffix (so each piece also ends the text).
+#[test]
+fn fast_count_matches_tiktoken() {
+    let bpe = tiktoken_rs::cl100k_base_singleton();
+    let samples = [
+        "def f(x):\n    return x  \n\n\n  # it's 'S 'RE 'Ve 'lL 'd 'M 'T 'x\r\n\r\n \t\x0b\x0c y",
+        "a  b   c\t\td \n e\n\n  \n  f  ",
+        "12345 1234567 x1y22z333 ++-- (a)\n)\n\n  !!\r\n\r\n?? ?x  ?",
+        "  \n\n\t\n   \t  foo.bar_baz(qux)[0]; return{'k': \"v\"}   ",
+        "'''docstring'''\n\"\"\"\n    Text, with: punctuation! and 'quotes'.\n\"\"\"\n",
+        "\x00\x01 \x7f x\x1fy '\n' 's's'",
+        "    \n",
+        " ",
+        "\n",
+        "x\n \n ",
+        "x\n\n\n   \t",
+        "x \n  \n\n  y  \n \t z\n\n",
+        "''",
+        "'",
+    ];
+    for s in samples {
+        for k in 0..=s.len() {
+            for t in [&s[..k], &s[k..]] {
+                assert_eq!(tokens::count_tokens(t), bpe.count_ordinary(t), "text {t:?}");
+                // The pieces encode, one by one, to tiktoken's token sequence.
+                let mut by_piece = Vec::new();
+                let mut i = 0;
+                while i < t.len() {
+                    let end = tokens::next_piece(t.as_bytes(), i);
+                    assert!(end > i);
+                    by_piece.extend(bpe.encode_ordinary(&t[i..end]));
+                    i = end;
+                }
+                assert_eq!(by_piece, bpe.encode_ordinary(t), "text {t:?}");
+            }
+        }
+    }
+    // This crate's own sources, whole.
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/chunk");
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        if !text.contains("<|") {
+            assert_eq!(tokens::count_tokens(&text), bpe.count_ordinary(&text));
+        }
+    }
+}
