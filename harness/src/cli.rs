@@ -80,6 +80,10 @@ pub struct RunArgs {
     /// Per-call timeout in seconds (also bounds server start-up); a hung server is killed.
     #[arg(long, default_value_t = 120.0)]
     pub timeout: f64,
+    /// Timeout in seconds of indexing calls (init_repository, index_repository): a
+    /// large repository can take minutes to embed on a small machine.
+    #[arg(long, default_value_t = 3600.0)]
+    pub index_timeout: f64,
     /// Directory holding the server binaries [default: next to navbench].
     #[arg(long)]
     pub server_dir: Option<PathBuf>,
@@ -210,11 +214,13 @@ pub fn main() -> i32 {
 async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Run(a) => {
-            if !(a.timeout > 0.0 && a.timeout.is_finite()) {
-                anyhow::bail!(
-                    "--timeout must be a positive number of seconds, got {}",
-                    a.timeout
-                );
+            for (flag, secs) in [
+                ("--timeout", a.timeout),
+                ("--index-timeout", a.index_timeout),
+            ] {
+                if !(secs > 0.0 && secs.is_finite()) {
+                    anyhow::bail!("{flag} must be a positive number of seconds, got {secs}");
+                }
             }
             let variants = if a.variants.is_empty() {
                 crate::policy::VARIANTS
@@ -239,6 +245,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
                 limit: a.limit,
                 tokenizer: a.tokenizer,
                 call_timeout: Duration::from_secs_f64(a.timeout),
+                index_timeout: Duration::from_secs_f64(a.index_timeout),
                 server_dir: a.server_dir,
                 shard: a.shard,
             };

@@ -494,6 +494,17 @@ impl McpSession {
     /// outcome with `is_error` set. A timeout kills the server and marks the session
     /// dead; so does a crash. Calls on a dead session fail immediately.
     pub async fn call(&mut self, tool: &str, args: serde_json::Value) -> CallOutcome {
+        self.call_within(tool, args, self.call_timeout).await
+    }
+
+    /// [`McpSession::call`] with its own timeout: for calls that legitimately take
+    /// longer than a query, such as indexing a repository.
+    pub async fn call_within(
+        &mut self,
+        tool: &str,
+        args: serde_json::Value,
+        timeout: Duration,
+    ) -> CallOutcome {
         if let Some(reason) = &self.dead {
             return CallOutcome::failure(
                 format!(
@@ -526,7 +537,7 @@ impl McpSession {
             params = params.with_arguments(arguments);
         }
         let started = Instant::now();
-        let response = tokio::time::timeout(self.call_timeout, service.call_tool(params)).await;
+        let response = tokio::time::timeout(timeout, service.call_tool(params)).await;
         let latency = started.elapsed();
         match response {
             Ok(Ok(result)) => CallOutcome::from_result(&result, latency),
@@ -552,8 +563,7 @@ impl McpSession {
             }
             Err(_elapsed) => {
                 let reason = format!(
-                    "tools/call '{tool}' timed out after {:?}; the server was killed",
-                    self.call_timeout
+                    "tools/call '{tool}' timed out after {timeout:?}; the server was killed"
                 );
                 tracing::warn!(command = %self.command, "{reason}");
                 if let Some(child) = self.child.as_mut() {

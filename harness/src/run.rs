@@ -43,6 +43,8 @@ pub struct RunConfig {
     pub limit: Option<usize>,
     pub tokenizer: Tokenizer,
     pub call_timeout: Duration,
+    /// Timeout of the variant's indexing calls (`setup_tools`).
+    pub index_timeout: Duration,
     pub server_dir: Option<PathBuf>,
     /// Run only this slice of the (selected, limited) dataset.
     pub shard: Option<Shard>,
@@ -208,7 +210,8 @@ async fn run_variant(
         workdir: &prep.workdir,
     };
     let (result, records) = {
-        let mut driver = Driver::new(&mut session, cfg.tokenizer);
+        let mut driver = Driver::new(&mut session, cfg.tokenizer)
+            .with_setup_timeout(variant.setup_tools, cfg.index_timeout);
         let r = policy::run_policy(variant, &mut driver, &task).await;
         (r, driver.records)
     };

@@ -14,6 +14,7 @@ pub mod terms;
 pub mod text;
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -154,6 +155,8 @@ pub struct CallRecord {
 pub struct Driver<'a> {
     session: &'a mut McpSession,
     tokenizer: Tokenizer,
+    /// Tools that index (the variant's `setup_tools`) and their own timeout.
+    setup: (&'static [&'static str], Option<Duration>),
     /// Every call made so far, in order.
     pub records: Vec<CallRecord>,
 }
@@ -164,15 +167,27 @@ impl<'a> Driver<'a> {
         Driver {
             session,
             tokenizer,
+            setup: (&[], None),
             records: Vec::new(),
         }
+    }
+
+    /// Gives calls of `tools` (indexing) `timeout` instead of the session's call timeout.
+    pub fn with_setup_timeout(mut self, tools: &'static [&'static str], timeout: Duration) -> Self {
+        self.setup = (tools, Some(timeout));
+        self
     }
 
     /// Calls `tool` with `args` and records the call. Errors are outcomes, not panics:
     /// the policy decides whether it can go on.
     pub async fn call(&mut self, tool: &str, args: Value) -> CallOutcome {
         let args_text = args.to_string();
-        let out = self.session.call(tool, args).await;
+        let out = match self.setup {
+            (tools, Some(timeout)) if tools.contains(&tool) => {
+                self.session.call_within(tool, args, timeout).await
+            }
+            _ => self.session.call(tool, args).await,
+        };
         self.records.push(CallRecord {
             step: self.records.len() + 1,
             tool: tool.to_string(),

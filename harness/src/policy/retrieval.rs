@@ -28,6 +28,8 @@ use crate::dataset::{Locations, push_unique};
 
 /// How long `index_repository` may wait for the start-up indexing (the tool's maximum).
 pub const INDEX_WAIT_SECONDS: u64 = 600;
+/// `index_repository` calls made before giving up on a tree that is still indexing.
+pub const INDEX_ATTEMPTS: usize = 6;
 /// Chunks asked for the issue text.
 pub const STATEMENT_TOP_K: usize = 30;
 /// Identifiers sent in the second query.
@@ -128,17 +130,35 @@ fn cut(text: &str, max: usize) -> String {
 /// Runs the policy (see the module doc).
 pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Result<Locations> {
     let root = task.workdir.to_string_lossy().into_owned();
-    let init = driver
-        .call(
-            "index_repository",
-            json!({"url_or_path": root, "wait_seconds": INDEX_WAIT_SECONDS}),
-        )
-        .await;
-    if init.is_error {
-        anyhow::bail!(
-            "index_repository failed: {}",
-            init.error.unwrap_or_else(|| init.text.clone())
-        );
+    // A tree larger than one wait is still indexing when the call returns: ask again.
+    for attempt in 1..=INDEX_ATTEMPTS {
+        let init = driver
+            .call(
+                "index_repository",
+                json!({"url_or_path": root, "wait_seconds": INDEX_WAIT_SECONDS}),
+            )
+            .await;
+        if init.is_error {
+            anyhow::bail!(
+                "index_repository failed: {}",
+                init.error.unwrap_or_else(|| init.text.clone())
+            );
+        }
+        let status = init
+            .structured
+            .as_ref()
+            .and_then(|v| v.get("status"))
+            .and_then(Value::as_str)
+            .unwrap_or("ready");
+        if status != "indexing" {
+            break;
+        }
+        if attempt == INDEX_ATTEMPTS {
+            anyhow::bail!(
+                "the workspace was still indexing after {} s",
+                INDEX_ATTEMPTS as u64 * INDEX_WAIT_SECONDS
+            );
+        }
     }
 
     let mut index = EntityIndex::default();

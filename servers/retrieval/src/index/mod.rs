@@ -689,6 +689,13 @@ impl RepoIndex {
             for ((h, _), v) in group.iter().zip(vectors) {
                 self.cache.map.insert(*h, v.into_boxed_slice());
             }
+            // Share each group as it is done, so vectors survive an interrupted build.
+            if let Some(dir) = &shared {
+                let keys: Vec<u128> = group.iter().map(|(h, _)| *h).collect();
+                if let Err(e) = self.cache.write_pack(dir, &keys) {
+                    tracing::warn!(error = %e, "could not share the new vectors");
+                }
+            }
             let done = (g * EMBED_GROUP + group.len()).min(total);
             tracing::info!(
                 done,
@@ -697,12 +704,7 @@ impl RepoIndex {
                 "embedding chunks"
             );
         }
-        if let Some(dir) = &shared {
-            let keys: Vec<u128> = todo.iter().map(|(h, _)| *h).collect();
-            if let Err(e) = self.cache.write_pack(dir, &keys) {
-                tracing::warn!(error = %e, "could not share the new vectors");
-            }
-        }
+
         Ok((total, reused))
     }
 

@@ -311,3 +311,55 @@ fn cosine_scores_match_naive_dot_products() {
     }
     assert!(cosine_scores(&matrix, dim, &q[1..]).is_empty());
 }
+
+#[test]
+fn a_shared_embedding_cache_spares_other_trees_the_work() {
+    let model = tempfile::tempdir().unwrap();
+    crate::model::write_tiny_model(model.path(), 11).unwrap();
+    let shared = tempfile::tempdir().unwrap();
+    let load = || {
+        Embedder::load(model.path())
+            .unwrap()
+            .with_shared_cache(shared.path().to_path_buf())
+    };
+    let (a, b) = (repo(), repo());
+    let (sa, sb) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (_, first) =
+        RepoIndex::build(a.path(), &FileFilter::default(), &load(), sa.path()).unwrap();
+    assert!(first.embedded > 0);
+    // Another tree with the same files, another store, another process's embedder.
+    let (idx, second) =
+        RepoIndex::build(b.path(), &FileFilter::default(), &load(), sb.path()).unwrap();
+    assert_eq!(second.embedded, 0, "{second:?}");
+    assert_eq!(second.reused, second.chunks);
+    // The vectors are the ones the first build computed: same search results.
+    let opts = SearchOptions::default();
+    let (_store, again, _) = build(a.path(), &FileFilter::default());
+    assert_eq!(
+        top_names(&idx, "parse a url", &opts),
+        top_names(&again, "parse a url", &opts)
+    );
+    // A corrupt pack is skipped, never trusted.
+    let pack_dir = fs::read_dir(shared.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    fs::write(pack_dir.join("0-bad.pack"), b"not a pack").unwrap();
+    let sc = tempfile::tempdir().unwrap();
+    let (_, third) =
+        RepoIndex::build(b.path(), &FileFilter::default(), &load(), sc.path()).unwrap();
+    assert_eq!(third.embedded, 0);
+}
+
+#[test]
+fn another_truncation_is_another_model_id() {
+    let model = tempfile::tempdir().unwrap();
+    crate::model::write_tiny_model(model.path(), 11).unwrap();
+    let full = Embedder::load(model.path()).unwrap();
+    let id = full.model_id().to_string();
+    let cut = full.with_max_tokens(16).unwrap();
+    assert_ne!(cut.model_id(), id);
+    assert_eq!(cut.max_tokens(), 16);
+}
