@@ -13,7 +13,6 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use navbench_shared::mcp::{call_tool, input_schema, output_schema};
-use rmcp::ServiceExt as _;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, Implementation, JsonObject, ServerCapabilities, ServerConfig};
@@ -314,12 +313,7 @@ pub async fn serve_stdio(options: ServeOptions) -> anyhow::Result<()> {
     }
     tracing::info!(cache = %cache.display(), "navbench-codegraph serving on stdio");
     let server = CodegraphServer::new(tools);
-    let running = server
-        .serve(rmcp::transport::stdio_pipes())
-        .await
-        .context("MCP initialization with the client failed")?;
-    let reason = running.waiting().await.context("server task failed")?;
-    tracing::info!(?reason, "navbench-codegraph stopped");
+    navbench_shared::mcp::serve_stdio(server, "navbench-codegraph").await?;
     Ok(())
 }
 

@@ -9,7 +9,6 @@
 
 use std::sync::Arc;
 
-use anyhow::Context as _;
 use navbench_shared::mcp::{call_tool, input_schema, output_schema};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -21,7 +20,7 @@ use rmcp::model::{
     ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
-use rmcp::{RoleServer, ServerHandler, ServiceExt as _, tool, tool_handler, tool_router};
+use rmcp::{RoleServer, ServerHandler, tool, tool_handler, tool_router};
 
 use crate::tools::{
     CodebaseRetrievalArgs, CodebaseRetrievalOutput, DeleteRepositoryOutput, GetImplementationArgs,
@@ -575,12 +574,7 @@ impl ServerHandler for RetrievalServer {
 /// Serves `tools` over stdin/stdout until the client closes the connection.
 pub async fn serve_stdio(tools: Arc<RetrievalTools>) -> anyhow::Result<()> {
     let server = RetrievalServer::new(tools);
-    let running = server
-        .serve(rmcp::transport::stdio_pipes())
-        .await
-        .context("MCP initialization with the client failed")?;
-    let reason = running.waiting().await.context("server task failed")?;
-    tracing::info!(?reason, "navbench-retrieval stopped");
+    navbench_shared::mcp::serve_stdio(server, "navbench-retrieval").await?;
     Ok(())
 }
 

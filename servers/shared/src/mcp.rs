@@ -184,6 +184,33 @@ pub fn error_result(message: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message)])
 }
 
+/// Serves `server` over stdin/stdout until the client closes the connection (or the
+/// connection fails); `name` labels the log lines. stdout carries MCP only.
+pub async fn serve_stdio<S: rmcp::ServerHandler>(server: S, name: &str) -> Result<(), StdioError> {
+    use rmcp::ServiceExt as _;
+    let running = server
+        .serve(rmcp::transport::stdio_pipes())
+        .await
+        .map_err(|e| StdioError::Initialize(e.to_string()))?;
+    let reason = running
+        .waiting()
+        .await
+        .map_err(|e| StdioError::Task(e.to_string()))?;
+    tracing::info!(?reason, "{name} stopped");
+    Ok(())
+}
+
+/// Why serving over stdio ended in failure.
+#[derive(Debug, thiserror::Error)]
+pub enum StdioError {
+    /// The client never completed the MCP initialization.
+    #[error("MCP initialization with the client failed: {0}")]
+    Initialize(String),
+    /// The server task ended abnormally.
+    #[error("server task failed: {0}")]
+    Task(String),
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

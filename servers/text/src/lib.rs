@@ -40,7 +40,6 @@ pub mod tools;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use rmcp::ServiceExt as _;
 
 /// Command line of the `navbench-text` binary.
 #[derive(Debug, Clone, clap::Parser)]
@@ -105,11 +104,6 @@ pub async fn serve_stdio(cli: &Cli) -> anyhow::Result<()> {
     let limits = cli.limits()?;
     tracing::info!(root = %sandbox.root().display(), ?limits, "navbench-text starting");
     let server = server::TextServer::new(tools::TextTools::new(sandbox, limits));
-    let running = server
-        .serve(rmcp::transport::stdio_pipes())
-        .await
-        .context("MCP initialization with the client failed")?;
-    let reason = running.waiting().await.context("server task failed")?;
-    tracing::info!(?reason, "navbench-text stopped");
+    navbench_shared::mcp::serve_stdio(server, "navbench-text").await?;
     Ok(())
 }
