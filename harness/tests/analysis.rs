@@ -7,54 +7,13 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
+mod common;
+
+use common::{APP, PATCH, navbench};
 use navbench::dataset::Locations;
 use navbench::output::{InstanceRow, RunOutput, read_info, read_instance_rows};
-
-const APP: &str = "\
-import json
-
-
-class Store:
-    def __init__(self, path):
-        self.path = path
-        self.items = {}
-
-    def load(self):
-        with open(self.path) as fh:
-            self.items = json.load(fh)
-        return self.items
-
-    def total_price(self):
-        total = 0
-        for item in self.items.values():
-            total += item['price']
-        return total
-
-
-def format_price(value):
-    return '%.2f' % value
-";
-
-const PATCH: &str = "\
-diff --git a/shop/store.py b/shop/store.py
---- a/shop/store.py
-+++ b/shop/store.py
-@@ -15,7 +15,7 @@ def load(self):
-     def total_price(self):
-         total = 0
-         for item in self.items.values():
--            total += item['price']
-+            total += item['price'] * item.get('quantity', 1)
-         return total
- 
- 
-";
-
-fn navbench() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_navbench"))
-}
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()

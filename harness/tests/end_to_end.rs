@@ -5,51 +5,10 @@
 //! Needs every binary built (`cargo test --workspace` does it).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-const APP: &str = "\
-import json
+mod common;
 
-
-class Store:
-    def __init__(self, path):
-        self.path = path
-        self.items = {}
-
-    def load(self):
-        with open(self.path) as fh:
-            self.items = json.load(fh)
-        return self.items
-
-    def total_price(self):
-        total = 0
-        for item in self.items.values():
-            total += item['price']
-        return total
-
-
-def format_price(value):
-    return '%.2f' % value
-";
-
-const PATCH: &str = "\
-diff --git a/shop/store.py b/shop/store.py
---- a/shop/store.py
-+++ b/shop/store.py
-@@ -15,7 +15,7 @@ def load(self):
-     def total_price(self):
-         total = 0
-         for item in self.items.values():
--            total += item['price']
-+            total += item['price'] * item.get('quantity', 1)
-         return total
- 
- 
-";
-
-fn navbench() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_navbench"))
-}
+use common::{APP, PATCH, navbench};
 
 /// A repository with `shop/store.py` and a few more files; returns (dir, commit).
 fn make_repo() -> (tempfile::TempDir, String) {
