@@ -10,7 +10,7 @@
 //! For every `.py` file of the patch (its path is `unidiff`'s: the old path, or the new
 //! one for a created file), in patch order:
 //! 1. Parse the file at the base commit (old structure) and after applying the file's
-//!    hunks (new structure) with [`navbench_shared::python::parse_module`]. Hunks are
+//!    hunks (new structure) with [`navbench_python::parse_module`]. Hunks are
 //!    located like GNU `patch` (see [`crate::patch`]); each hunk's offset is added to
 //!    BOTH its deleted (old) and its added (new) line numbers, as LocAgent does.
 //! 2. Walk the hunks in order; within a hunk, deleted lines first, then added lines.
@@ -66,7 +66,7 @@
 //! produced gold (1,139); it failed on the rest for the reasons above or on files
 //! CPython cannot parse (Python 2 code), which we report in `skipped`.
 
-use navbench_shared::python::{GoldUnit, ParsedModule, parse_module};
+use navbench_python::{GoldUnit, ParsedModule, parse_module};
 use thiserror::Error;
 
 use crate::dataset::{Locations, push_unique};

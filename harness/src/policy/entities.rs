@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use navbench_shared::python::{Entity, EntityKind, ParsedModule, parse_module};
+use navbench_python::{Entity, EntityKind, ParsedModule, parse_module};
 
 /// The ids a line belongs to. `function` is `None` for class-level code outside any
 /// method; both are `None` for module-level code.

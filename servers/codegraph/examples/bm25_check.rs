@@ -388,7 +388,7 @@ fn dump_blocks(root: &Path, out: &Path) -> Res<()> {
     for f in files {
         let rel = f.strip_prefix(root)?.to_string_lossy().replace('\\', "/");
         let src = chunk::files::read_lossy(&f)?;
-        let tree = navbench_shared::python::parse_tree(&src);
+        let tree = navbench_python::parse_tree(&src);
         let rec = match chunk::parse_blocks(&src, &tree) {
             Err(e) => json!({"file": rel, "error": e.to_string()}),
             Ok(bt) => {

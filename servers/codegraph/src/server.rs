@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use navbench_shared::mcp::{call_tool, input_schema, output_schema};
+use navbench_server_support::mcp::{call_tool, input_schema, output_schema};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, Implementation, JsonObject, ServerCapabilities, ServerConfig};
@@ -313,7 +313,7 @@ pub async fn serve_stdio(options: ServeOptions) -> anyhow::Result<()> {
     }
     tracing::info!(cache = %cache.display(), "navbench-codegraph serving on stdio");
     let server = CodegraphServer::new(tools);
-    navbench_shared::mcp::serve_stdio(server, "navbench-codegraph").await?;
+    navbench_server_support::mcp::serve_stdio(server, "navbench-codegraph").await?;
     Ok(())
 }
 

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
-use navbench_shared::sandbox::{Sandbox, SandboxError};
+use navbench_server_support::sandbox::{Sandbox, SandboxError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -52,7 +52,7 @@ impl Default for Limits {
 }
 
 /// What a tool returns (shared by every navbench server).
-pub use navbench_shared::mcp::ToolOutput;
+pub use navbench_server_support::mcp::ToolOutput;
 
 /// Why a tool call failed; the message is written for the agent.
 #[derive(Debug, thiserror::Error)]

@@ -575,7 +575,7 @@ fn meta_for(
 }
 
 fn python_chunks(rel_path: &str, text: &str) -> Vec<Chunk> {
-    // As in navbench_shared::python: a lone `\r` is a line break for Python, not for
+    // As in navbench_python: a lone `\r` is a line break for Python, not for
     // tree-sitter; replacing it keeps byte offsets and aligns rows with lines.
     let normalized;
     let text = if text.contains('\r') {
@@ -585,7 +585,7 @@ fn python_chunks(rel_path: &str, text: &str) -> Vec<Chunk> {
         text
     };
     let src = text.as_bytes();
-    let tree = navbench_shared::python::parse_tree(text);
+    let tree = navbench_python::parse_tree(text);
     let root = tree.root_node();
     let lines: Vec<&str> = text.lines().collect();
     if lines.iter().all(|l| l.trim().is_empty()) {

@@ -15,7 +15,7 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use navbench_shared::walk::{WalkOptions, walk_files};
+use navbench_server_support::walk::{WalkOptions, walk_files};
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
 
 use crate::index::{CompiledFilter, FileFilter, IndexError};

@@ -4,12 +4,12 @@
 //! Every tool takes its arguments as a raw JSON object (the advertised `inputSchema`
 //! is generated from the typed argument struct), so malformed arguments become a tool
 //! result with `isError: true` and an example of valid arguments
-//! ([`navbench_shared::mcp::call_tool`]). Results carry the agent-facing text and the
+//! ([`navbench_server_support::mcp::call_tool`]). Results carry the agent-facing text and the
 //! same data as `structuredContent`, described by each tool's `outputSchema`.
 
 use std::sync::Arc;
 
-use navbench_shared::mcp::{call_tool, input_schema, output_schema};
+use navbench_server_support::mcp::{call_tool, input_schema, output_schema};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
@@ -574,7 +574,7 @@ impl ServerHandler for RetrievalServer {
 /// Serves `tools` over stdin/stdout until the client closes the connection.
 pub async fn serve_stdio(tools: Arc<RetrievalTools>) -> anyhow::Result<()> {
     let server = RetrievalServer::new(tools);
-    navbench_shared::mcp::serve_stdio(server, "navbench-retrieval").await?;
+    navbench_server_support::mcp::serve_stdio(server, "navbench-retrieval").await?;
     Ok(())
 }
 

@@ -20,9 +20,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock, Weak, mpsc};
 use std::time::{Duration, Instant};
 
-use navbench_shared::mcp::ToolOutput;
-use navbench_shared::sandbox::Sandbox;
-use navbench_shared::walk::{FileGlob, WalkOptions, walk_files};
+use navbench_server_support::mcp::ToolOutput;
+use navbench_server_support::sandbox::Sandbox;
+use navbench_server_support::walk::{FileGlob, WalkOptions, walk_files};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -7,8 +7,8 @@
 //!   taking an argument struct ([`tools::ListFilesArgs`], [`tools::ReadFileArgs`],
 //!   [`tools::GrepArgs`]) and returning a [`tools::ToolOutput`] — the text an agent
 //!   reads plus the same data as a struct — or a [`tools::ToolError`] with an
-//!   actionable message. Paths go through [`navbench_shared::sandbox::Sandbox`], file
-//!   lists through [`navbench_shared::walk`].
+//!   actionable message. Paths go through [`navbench_server_support::sandbox::Sandbox`], file
+//!   lists through [`navbench_server_support::walk`].
 //! - [`server::TextServer`] exposes them over MCP (rmcp): JSON arguments in, a
 //!   `CallToolResult` out with a text content item and `structuredContent`; bad
 //!   arguments and refused paths become results with `isError: true`.
@@ -23,7 +23,7 @@
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! # let dir = tempfile::tempdir()?;
 //! # std::fs::write(dir.path().join("app.py"), "def parse(x):\n    return x\n")?;
-//! use navbench_shared::sandbox::Sandbox;
+//! use navbench_server_support::sandbox::Sandbox;
 //! use navbench_text::tools::{GrepArgs, Limits, TextTools};
 //!
 //! let tools = TextTools::new(Sandbox::new(dir.path())?, Limits::default());
@@ -99,11 +99,11 @@ impl Cli {
 
 /// Serves the tools over stdin/stdout until the client closes the connection.
 pub async fn serve_stdio(cli: &Cli) -> anyhow::Result<()> {
-    let sandbox = navbench_shared::sandbox::Sandbox::new(&cli.root)
+    let sandbox = navbench_server_support::sandbox::Sandbox::new(&cli.root)
         .with_context(|| "--root must name the repository to serve".to_string())?;
     let limits = cli.limits()?;
     tracing::info!(root = %sandbox.root().display(), ?limits, "navbench-text starting");
     let server = server::TextServer::new(tools::TextTools::new(sandbox, limits));
-    navbench_shared::mcp::serve_stdio(server, "navbench-text").await?;
+    navbench_server_support::mcp::serve_stdio(server, "navbench-text").await?;
     Ok(())
 }

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use navbench_shared::mcp::{call_tool, input_schema, output_schema};
+use navbench_server_support::mcp::{call_tool, input_schema, output_schema};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, Implementation, JsonObject, ServerCapabilities, ServerConfig};
@@ -165,7 +165,7 @@ impl ServerHandler for TextServer {
 mod tests {
     use super::*;
     use crate::tools::Limits;
-    use navbench_shared::sandbox::Sandbox;
+    use navbench_server_support::sandbox::Sandbox;
     use rmcp::handler::server::common::schema_for_input;
 
     fn server() -> (tempfile::TempDir, TextServer) {

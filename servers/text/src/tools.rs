@@ -10,8 +10,8 @@ use std::io;
 
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
-use navbench_shared::sandbox::{Sandbox, SandboxError};
-use navbench_shared::walk::{WalkError, WalkOptions, walk_files};
+use navbench_server_support::sandbox::{Sandbox, SandboxError};
+use navbench_server_support::walk::{WalkError, WalkOptions, walk_files};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -178,7 +178,7 @@ pub struct GrepOutput {
 }
 
 /// What a tool returns (shared by every navbench server).
-pub use navbench_shared::mcp::ToolOutput;
+pub use navbench_server_support::mcp::ToolOutput;
 
 /// Why a tool call failed; the message is written for the agent.
 #[derive(Debug, thiserror::Error)]

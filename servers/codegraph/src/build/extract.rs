@@ -75,7 +75,7 @@ pub(crate) fn extract(file_id: &str, src: &str) -> Extracted {
     // Same byte offsets and lines as `src`; only numeric table contents differ.
     let blanked = tables::blank_numeric_tables(src);
     let src = blanked.as_deref().unwrap_or(src);
-    let tree = navbench_shared::python::parse_tree(src);
+    let tree = navbench_python::parse_tree(src);
     let root = tree.root_node();
     if let Some(reason) = error_message(root) {
         return Extracted::Rejected(reason);

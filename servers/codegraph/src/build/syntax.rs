@@ -462,7 +462,7 @@ fn invalid_integer(t: &str) -> bool {
 mod tests {
     use super::*;
     use crate::build::extract::{Extracted, extract};
-    use navbench_shared::python::parse_tree;
+    use navbench_python::parse_tree;
 
     fn rejects(src: &str) -> bool {
         matches!(extract("t.py", src), Extracted::Rejected(_))

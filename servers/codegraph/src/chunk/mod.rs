@@ -106,7 +106,7 @@ pub enum FileChunks {
 
 /// Chunks one file's source text.
 pub fn chunk_source(file_path: &str, source: &str, cfg: &ChunkConfig) -> FileChunks {
-    let tree = navbench_shared::python::parse_tree(source);
+    let tree = navbench_python::parse_tree(source);
     let blocks = match parse_blocks(source, &tree) {
         Ok(b) => b,
         Err(e) => return FileChunks::Rejected(e),

@@ -1,7 +1,7 @@
 //! A repository's search index: chunk vectors (exact cosine) fused with tantivy BM25.
 //!
 //! [`RepoIndex::build`] walks a repository (`.gitignore`-aware, see
-//! [`navbench_shared::walk`]), chunks every indexable file ([`crate::chunk`]), embeds the
+//! [`navbench_server_support::walk`]), chunks every indexable file ([`crate::chunk`]), embeds the
 //! chunks and writes everything into a directory:
 //! - `chunks.json`: the chunks, the [`FileFilter`] and the model id;
 //! - `embeddings-<model>.bin`: the embedding cache, content hash → vector, so a rebuild
@@ -23,7 +23,7 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use navbench_shared::walk::{FileGlob, WalkOptions, walk_files};
+use navbench_server_support::walk::{FileGlob, WalkOptions, walk_files};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use tantivy::collector::TopDocs;
@@ -49,7 +49,7 @@ const MIN_CANDIDATES: usize = 100;
 const EMBED_GROUP: usize = 512;
 
 /// Which files of a repository are indexed: globs with the syntax of
-/// [`navbench_shared::walk`] (`*.py`, `src/**`, `tests/`). An empty `include` means every
+/// [`navbench_server_support::walk`] (`*.py`, `src/**`, `tests/`). An empty `include` means every
 /// indexable file; `exclude` wins over `include`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileFilter {
@@ -161,7 +161,7 @@ pub enum IndexError {
     },
     /// The repository root cannot be walked.
     #[error("cannot list the repository files: {0}")]
-    Walk(#[from] navbench_shared::walk::WalkError),
+    Walk(#[from] navbench_server_support::walk::WalkError),
     /// Reading or writing the index directory failed.
     #[error("cannot access '{}': {source}", path.display())]
     Io {

@@ -20,7 +20,7 @@
 //! # std::fs::create_dir(dir.path().join("src"))?;
 //! # std::fs::write(dir.path().join("src/app.py"), "")?;
 //! # std::fs::write(dir.path().join("README.md"), "")?;
-//! use navbench_shared::walk::{walk_files, WalkOptions};
+//! use navbench_server_support::walk::{walk_files, WalkOptions};
 //!
 //! let opts = WalkOptions { glob: Some("*.py".into()), ..WalkOptions::default() };
 //! let files = walk_files(dir.path(), &opts)?;

@@ -10,7 +10,7 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use navbench_shared::mcp::{ToolOutput, call_tool};
+//! use navbench_server_support::mcp::{ToolOutput, call_tool};
 //!
 //! #[derive(serde::Deserialize)]
 //! struct Args { n: u32 }

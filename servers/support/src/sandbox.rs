@@ -12,7 +12,7 @@
 //! # let dir = tempfile::tempdir()?;
 //! # std::fs::create_dir(dir.path().join("src"))?;
 //! # std::fs::write(dir.path().join("src/app.py"), "x = 1\n")?;
-//! use navbench_shared::sandbox::Sandbox;
+//! use navbench_server_support::sandbox::Sandbox;
 //!
 //! let sandbox = Sandbox::new(dir.path())?;
 //! let file = sandbox.resolve("./src/app.py")?;
