@@ -1,5 +1,6 @@
 //! The `navbench` command line.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -8,7 +9,7 @@ use clap::{Parser, Subcommand};
 use crate::checkout::DEFAULT_URL_TEMPLATE;
 use crate::compare::{self, Thresholds};
 use crate::mcp_config;
-use crate::run::{self, RunConfig};
+use crate::pipeline::{self, RunConfig};
 use crate::shard::Shard;
 use crate::stats::{self, Bootstrap};
 use crate::tokens::Tokenizer;
@@ -50,7 +51,8 @@ pub struct SourceArgs {
     /// Repository URL template with {owner} and {name}; file:// URLs and local paths work.
     #[arg(long, default_value = DEFAULT_URL_TEMPLATE)]
     pub repo_url: String,
-    /// Cache for mirrors and work dirs [default: $NAVBENCH_CACHE or ~/.cache/navbench].
+    /// Cache for mirrors, work dirs, indexes and models [default: $NAVBENCH_CACHE, else
+    /// $XDG_CACHE_HOME/navbench, else ~/.cache/navbench].
     #[arg(long)]
     pub cache: Option<PathBuf>,
 }
@@ -165,18 +167,29 @@ pub struct McpConfigArgs {
     /// Directory holding the server binaries [default: next to navbench].
     #[arg(long)]
     pub server_dir: Option<PathBuf>,
-    /// Cache dir handed to servers that keep indexes [default: $NAVBENCH_CACHE or
-    /// ~/.cache/navbench].
+    /// Cache dir handed to servers that keep indexes [default: $NAVBENCH_CACHE, else
+    /// $XDG_CACHE_HOME/navbench, else ~/.cache/navbench].
     #[arg(long)]
     pub cache: Option<PathBuf>,
 }
 
-fn default_cache() -> PathBuf {
-    if let Some(c) = std::env::var_os("NAVBENCH_CACHE") {
-        return PathBuf::from(c);
+/// The cache directory when `--cache` is not given, by the rule every navbench binary
+/// follows: `$NAVBENCH_CACHE` if set and non-empty, else `$XDG_CACHE_HOME/navbench` if
+/// set, non-empty and absolute, else `$HOME/.cache/navbench` (a temp dir without `HOME`).
+pub fn default_cache() -> PathBuf {
+    cache_dir_from(|k| std::env::var_os(k))
+}
+
+fn cache_dir_from(var: impl Fn(&str) -> Option<OsString>) -> PathBuf {
+    let set = |k: &str| var(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(c) = set("NAVBENCH_CACHE") {
+        return c;
     }
-    match std::env::var_os("HOME") {
-        Some(h) => PathBuf::from(h).join(".cache").join("navbench"),
+    if let Some(x) = set("XDG_CACHE_HOME").filter(|x| x.is_absolute()) {
+        return x.join("navbench");
+    }
+    match set("HOME") {
+        Some(h) => h.join(".cache").join("navbench"),
         None => std::env::temp_dir().join("navbench-cache"),
     }
 }
@@ -213,162 +226,209 @@ pub fn main() -> i32 {
 
 async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
-        Command::Run(a) => {
-            for (flag, secs) in [
-                ("--timeout", a.timeout),
-                ("--index-timeout", a.index_timeout),
-            ] {
-                if !(secs > 0.0 && secs.is_finite()) {
-                    anyhow::bail!("{flag} must be a positive number of seconds, got {secs}");
-                }
-            }
-            let variants = if a.variants.is_empty() {
-                crate::policy::VARIANTS
-                    .iter()
-                    .map(|v| v.name.to_string())
-                    .collect()
-            } else {
-                a.variants
-            };
-            let out = a.out.unwrap_or_else(|| {
-                PathBuf::from("results")
-                    .join(chrono::Utc::now().format("%Y%m%d-%H%M%S").to_string())
-            });
-            let cfg = RunConfig {
-                dataset: a.source.dataset,
-                variants,
-                repo_url: a.source.repo_url,
-                cache: a.source.cache.unwrap_or_else(default_cache),
-                out: out.clone(),
-                jobs: a.jobs,
-                instances: a.instances,
-                limit: a.limit,
-                tokenizer: a.tokenizer,
-                call_timeout: Duration::from_secs_f64(a.timeout),
-                index_timeout: Duration::from_secs_f64(a.index_timeout),
-                server_dir: a.server_dir,
-                shard: a.shard,
-            };
-            let sums = run::run(cfg).await?;
-            println!("{}", crate::output::format_table(&sums));
-            println!("results: {}", out.display());
-            Ok(0)
+        Command::Run(a) => run_command(a).await,
+        Command::Gold(a) => gold_command(a).await,
+        Command::Report(a) => report_command(a).await,
+        Command::Compare(a) => compare_command(a).await,
+        Command::Merge(a) => Ok(merge_command(a)),
+        Command::McpConfig(a) => mcp_config_command(a),
+    }
+}
+
+async fn run_command(a: RunArgs) -> anyhow::Result<i32> {
+    for (flag, secs) in [
+        ("--timeout", a.timeout),
+        ("--index-timeout", a.index_timeout),
+    ] {
+        if !(secs > 0.0 && secs.is_finite()) {
+            anyhow::bail!("{flag} must be a positive number of seconds, got {secs}");
         }
-        Command::Gold(a) => {
-            let cache = a.source.cache.unwrap_or_else(default_cache);
-            let (ds, repos) = run::load_dataset(&a.source.dataset, &cache, &a.source.repo_url)?;
-            let (lines, agr) =
-                tokio::task::spawn_blocking(move || crate::agreement::derive_all(&ds, &repos))
-                    .await?;
-            crate::agreement::print(&lines, &agr, &mut std::io::stdout(), &mut std::io::stderr())?;
-            Ok(0)
+    }
+    let variants = if a.variants.is_empty() {
+        crate::variants::all()
+            .iter()
+            .map(|v| v.name().to_string())
+            .collect()
+    } else {
+        a.variants
+    };
+    let out = a.out.unwrap_or_else(|| {
+        PathBuf::from("results").join(chrono::Utc::now().format("%Y%m%d-%H%M%S").to_string())
+    });
+    let cfg = RunConfig {
+        dataset: a.source.dataset,
+        variants,
+        repo_url: a.source.repo_url,
+        cache: a.source.cache.unwrap_or_else(default_cache),
+        out: out.clone(),
+        jobs: a.jobs,
+        instances: a.instances,
+        limit: a.limit,
+        tokenizer: a.tokenizer,
+        call_timeout: Duration::from_secs_f64(a.timeout),
+        index_timeout: Duration::from_secs_f64(a.index_timeout),
+        server_dir: a.server_dir,
+        shard: a.shard,
+    };
+    let sums = pipeline::run(cfg).await?;
+    println!("{}", crate::output::format_table(&sums));
+    println!("results: {}", out.display());
+    Ok(0)
+}
+
+async fn gold_command(a: GoldArgs) -> anyhow::Result<i32> {
+    let cache = a.source.cache.unwrap_or_else(default_cache);
+    let (ds, repos) = pipeline::load_dataset(&a.source.dataset, &cache, &a.source.repo_url)?;
+    let (lines, agr) =
+        tokio::task::spawn_blocking(move || crate::agreement::derive_all(&ds, &repos)).await?;
+    crate::agreement::print(&lines, &agr, &mut std::io::stdout(), &mut std::io::stderr())?;
+    Ok(0)
+}
+
+async fn report_command(a: ReportArgs) -> anyhow::Result<i32> {
+    let out = match (&a.out, a.runs.as_slice()) {
+        (Some(o), _) => o.clone(),
+        (None, [one]) => one.join("report"),
+        (None, _) => PathBuf::from("results").join(format!(
+            "report-{}",
+            chrono::Utc::now().format("%Y%m%d-%H%M%S")
+        )),
+    };
+    if a.resamples == 0 {
+        anyhow::bail!("--resamples must be at least 1");
+    }
+    let cfg = Bootstrap {
+        resamples: a.resamples,
+        seed: a.seed,
+        ..Bootstrap::default()
+    };
+    let runs = a.runs.clone();
+    let files = tokio::task::spawn_blocking(move || crate::report::run(&runs, &out, cfg)).await??;
+    println!("report: {}", files.markdown.display());
+    println!("table:  {}", files.csv.display());
+    for p in &files.plots {
+        println!("plot:   {}", p.display());
+    }
+    Ok(0)
+}
+
+async fn compare_command(a: CompareArgs) -> anyhow::Result<i32> {
+    for (name, v) in [
+        ("--max-latency-ratio", a.max_latency_ratio),
+        ("--max-token-ratio", a.max_token_ratio),
+    ] {
+        if let Some(r) = v
+            && !(r >= 1.0 && r.is_finite())
+        {
+            eprintln!("refused: {name} must be a ratio ≥ 1 (e.g. 5), got {r}");
+            return Ok(compare::EXIT_REFUSED);
         }
-        Command::Report(a) => {
-            let out = match (&a.out, a.runs.as_slice()) {
-                (Some(o), _) => o.clone(),
-                (None, [one]) => one.join("report"),
-                (None, _) => PathBuf::from("results").join(format!(
-                    "report-{}",
-                    chrono::Utc::now().format("%Y%m%d-%H%M%S")
-                )),
-            };
-            if a.resamples == 0 {
-                anyhow::bail!("--resamples must be at least 1");
+    }
+    if !(a.max_acc_drop >= 0.0 && a.max_acc_drop.is_finite()) {
+        eprintln!(
+            "refused: --max-acc-drop must be ≥ 0 percentage points, got {}",
+            a.max_acc_drop
+        );
+        return Ok(compare::EXIT_REFUSED);
+    }
+    let th = Thresholds {
+        max_acc_drop: a.max_acc_drop,
+        max_latency_ratio: a.max_latency_ratio,
+        max_token_ratio: a.max_token_ratio,
+        min_latency_ms: a.min_latency_ms.max(0.0),
+    };
+    let (base, new) = (a.baseline.clone(), a.new.clone());
+    let result =
+        tokio::task::spawn_blocking(move || compare::compare_dirs(&base, &new, &th)).await?;
+    match result {
+        Ok(c) => {
+            print!("{}", c.text);
+            for r in &c.regressions {
+                eprintln!("regression: {r}");
             }
-            let cfg = Bootstrap {
-                resamples: a.resamples,
-                seed: a.seed,
-                ..Bootstrap::default()
-            };
-            let runs = a.runs.clone();
-            let files =
-                tokio::task::spawn_blocking(move || crate::report::run(&runs, &out, cfg)).await??;
-            println!("report: {}", files.markdown.display());
-            println!("table:  {}", files.csv.display());
-            for p in &files.plots {
-                println!("plot:   {}", p.display());
-            }
-            Ok(0)
+            Ok(c.exit_code())
         }
-        Command::Compare(a) => {
-            for (name, v) in [
-                ("--max-latency-ratio", a.max_latency_ratio),
-                ("--max-token-ratio", a.max_token_ratio),
-            ] {
-                if let Some(r) = v
-                    && !(r >= 1.0 && r.is_finite())
-                {
-                    eprintln!("refused: {name} must be a ratio ≥ 1 (e.g. 5), got {r}");
-                    return Ok(compare::EXIT_REFUSED);
-                }
-            }
-            if !(a.max_acc_drop >= 0.0 && a.max_acc_drop.is_finite()) {
-                eprintln!(
-                    "refused: --max-acc-drop must be ≥ 0 percentage points, got {}",
-                    a.max_acc_drop
-                );
-                return Ok(compare::EXIT_REFUSED);
-            }
-            let th = Thresholds {
-                max_acc_drop: a.max_acc_drop,
-                max_latency_ratio: a.max_latency_ratio,
-                max_token_ratio: a.max_token_ratio,
-                min_latency_ms: a.min_latency_ms.max(0.0),
-            };
-            let (base, new) = (a.baseline.clone(), a.new.clone());
-            let result =
-                tokio::task::spawn_blocking(move || compare::compare_dirs(&base, &new, &th))
-                    .await?;
-            match result {
-                Ok(c) => {
-                    print!("{}", c.text);
-                    for r in &c.regressions {
-                        eprintln!("regression: {r}");
-                    }
-                    Ok(c.exit_code())
-                }
-                Err(refusal) => {
-                    eprintln!("refused: {refusal}");
-                    Ok(compare::EXIT_REFUSED)
-                }
-            }
+        Err(refusal) => {
+            eprintln!("refused: {refusal}");
+            Ok(compare::EXIT_REFUSED)
         }
-        Command::Merge(a) => match crate::merge::merge(&a.runs, &a.out, a.allow_partial) {
-            Ok(m) => {
-                println!(
-                    "merged {} run(s): {} instance row(s), {} call row(s) → {}",
-                    a.runs.len(),
-                    m.instance_rows,
-                    m.call_rows,
-                    a.out.display()
-                );
-                println!("{}", crate::output::format_table(&m.summaries));
-                Ok(0)
-            }
-            Err(refusal) => {
-                eprintln!("refused: {refusal}");
-                Ok(compare::EXIT_REFUSED)
-            }
-        },
-        Command::McpConfig(a) => {
-            let root = match &a.root {
-                Some(r) => r.clone(),
-                None => std::env::current_dir()?,
-            };
-            let root = std::fs::canonicalize(&root).map_err(|e| {
-                anyhow::anyhow!(
-                    "--root {}: {e} (pass an existing directory)",
-                    root.display()
-                )
-            })?;
-            let cache = a.cache.clone().unwrap_or_else(default_cache);
-            let (entries, warnings) =
-                mcp_config::entries(a.variant.as_deref(), &root, &cache, a.server_dir.as_deref())?;
-            for w in warnings {
-                eprintln!("{w}");
-            }
-            print!("{}", mcp_config::render(&entries, a.format)?);
-            Ok(0)
+    }
+}
+
+fn merge_command(a: MergeArgs) -> i32 {
+    match crate::merge::merge(&a.runs, &a.out, a.allow_partial) {
+        Ok(m) => {
+            println!(
+                "merged {} run(s): {} instance row(s), {} call row(s) → {}",
+                a.runs.len(),
+                m.instance_rows,
+                m.call_rows,
+                a.out.display()
+            );
+            println!("{}", crate::output::format_table(&m.summaries));
+            0
         }
+        Err(refusal) => {
+            eprintln!("refused: {refusal}");
+            compare::EXIT_REFUSED
+        }
+    }
+}
+
+fn mcp_config_command(a: McpConfigArgs) -> anyhow::Result<i32> {
+    let root = match &a.root {
+        Some(r) => r.clone(),
+        None => std::env::current_dir()?,
+    };
+    let root = std::fs::canonicalize(&root).map_err(|e| {
+        anyhow::anyhow!(
+            "--root {}: {e} (pass an existing directory)",
+            root.display()
+        )
+    })?;
+    let cache = a.cache.clone().unwrap_or_else(default_cache);
+    let (entries, warnings) =
+        mcp_config::entries(a.variant.as_deref(), &root, &cache, a.server_dir.as_deref())?;
+    for w in warnings {
+        eprintln!("{w}");
+    }
+    print!("{}", mcp_config::render(&entries, a.format)?);
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cache_with(vars: &[(&str, &str)]) -> PathBuf {
+        cache_dir_from(|k| {
+            vars.iter()
+                .find(|(name, _)| *name == k)
+                .map(|(_, v)| OsString::from(v))
+        })
+    }
+
+    #[test]
+    fn cache_dir_follows_the_one_rule() {
+        let home = [("HOME", "/h")];
+        assert_eq!(cache_with(&home), PathBuf::from("/h/.cache/navbench"));
+        let all = [
+            ("NAVBENCH_CACHE", "/n"),
+            ("XDG_CACHE_HOME", "/x"),
+            ("HOME", "/h"),
+        ];
+        assert_eq!(cache_with(&all), PathBuf::from("/n"));
+        // An empty variable is unset, not a path.
+        let empty = [
+            ("NAVBENCH_CACHE", ""),
+            ("XDG_CACHE_HOME", "/x"),
+            ("HOME", "/h"),
+        ];
+        assert_eq!(cache_with(&empty), PathBuf::from("/x/navbench"));
+        // A relative XDG_CACHE_HOME is invalid by the XDG spec and ignored.
+        let relative = [("XDG_CACHE_HOME", "rel"), ("HOME", "/h")];
+        assert_eq!(cache_with(&relative), PathBuf::from("/h/.cache/navbench"));
+        let xdg_empty = [("XDG_CACHE_HOME", ""), ("HOME", "/h")];
+        assert_eq!(cache_with(&xdg_empty), PathBuf::from("/h/.cache/navbench"));
     }
 }

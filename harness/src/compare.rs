@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::output::{STATUS_ERROR, STATUS_NO_GOLD, STATUS_OK, metric_columns};
-use crate::runs::{self, ResultRow, Run};
+use crate::run_dir::{self, ResultRow, Run};
 
 /// Process exit code: no regression.
 pub const EXIT_OK: i32 = 0;
@@ -76,8 +76,8 @@ pub struct Refusal(pub String);
 
 /// Reads both run directories and compares them.
 pub fn compare_dirs(baseline: &Path, new: &Path, th: &Thresholds) -> Result<Comparison, Refusal> {
-    let base = runs::load(baseline).map_err(|e| Refusal(format!("baseline: {e:#}")))?;
-    let new = runs::load(new).map_err(|e| Refusal(format!("new run: {e:#}")))?;
+    let base = run_dir::load(baseline).map_err(|e| Refusal(format!("baseline: {e:#}")))?;
+    let new = run_dir::load(new).map_err(|e| Refusal(format!("new run: {e:#}")))?;
     compare(&base, &new, th)
 }
 
@@ -253,6 +253,8 @@ fn mean(xs: impl Iterator<Item = f64>) -> f64 {
     if n == 0 { 0.0 } else { s / n as f64 }
 }
 
+/// Compares one variant of two runs: which instances pair up, then status changes,
+/// metric changes and cost changes over the pairs.
 fn compare_variant(v: &str, base: &Run, new: &Run, th: &Thresholds, cmp: &mut Comparison) {
     let b_rows: BTreeMap<&str, &ResultRow> = base
         .rows
@@ -301,12 +303,19 @@ fn compare_variant(v: &str, base: &Run, new: &Run, th: &Thresholds, cmp: &mut Co
     if pairs.is_empty() {
         return;
     }
+    status_changes(v, &pairs, cmp);
+    metric_changes(v, &pairs, th, cmp);
+    cost_changes(v, &pairs, th, cmp);
+}
 
+/// Status changes: a row that ran in the baseline and fails now is a regression.
+fn status_changes(v: &str, pairs: &[(&str, Pair)], cmp: &mut Comparison) {
+    let t = &mut cmp.text;
     // Status changes: a row that ran in the baseline and fails now is a regression.
     let mut broke: Vec<String> = Vec::new();
     let mut fixed: Vec<&str> = Vec::new();
     let mut gold_changed: Vec<&str> = Vec::new();
-    for (id, p) in &pairs {
+    for (id, p) in pairs {
         let (b, n) = (p.base.status.as_str(), p.new.status.as_str());
         if b != STATUS_ERROR && n == STATUS_ERROR {
             broke.push(id.to_string());
@@ -346,7 +355,12 @@ fn compare_variant(v: &str, base: &Run, new: &Run, th: &Thresholds, cmp: &mut Co
             some_ids(&gold_changed, 10)
         );
     }
+}
 
+/// Metric means over the scored pairs, with the instances that moved; a drop beyond
+/// `--max-acc-drop` is a regression.
+fn metric_changes(v: &str, pairs: &[(&str, Pair)], th: &Thresholds, cmp: &mut Comparison) {
+    let t = &mut cmp.text;
     // Metrics over instances scored on at least one side; an unscored side (an error
     // before scoring) counts as a miss, so a crash cannot hide an accuracy drop.
     let scored: Vec<(&str, &Pair)> = pairs
@@ -427,7 +441,12 @@ fn compare_variant(v: &str, base: &Run, new: &Run, th: &Thresholds, cmp: &mut Co
             }
         }
     }
+}
 
+/// Cost means over the pairs that ran on both sides; a ratio beyond its threshold
+/// (and, for latency, beyond the noise floor) is a regression.
+fn cost_changes(v: &str, pairs: &[(&str, Pair)], th: &Thresholds, cmp: &mut Comparison) {
+    let t = &mut cmp.text;
     // Costs over instances where the server ran on both sides.
     let ran: Vec<(&str, &Pair)> = pairs
         .iter()

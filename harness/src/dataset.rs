@@ -435,7 +435,7 @@ mod tests {
 
     #[test]
     fn dev_dataset_loads_whole() {
-        let ds = Dataset::from_jsonl("dev", crate::run::DEV_DATASET);
+        let ds = Dataset::from_jsonl("dev", crate::pipeline::DEV_DATASET);
         assert_eq!(ds.instances.len(), 24, "{:?}", ds.problems);
         assert!(ds.problems.is_empty());
         assert!(

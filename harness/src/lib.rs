@@ -1,38 +1,60 @@
 //! navbench's harness: measures code-navigation MCP servers on bug-localization tasks.
 //!
-//! Data flows through these modules, in order:
-//! - [`dataset`] reads instances ([`dataset::Instance`]: repo, base commit, issue
-//!   text, patch) from JSONL or parquet, or the embedded [`mini`] set;
-//! - [`checkout`] keeps a bare git mirror per repository ([`checkout::RepoCache`]) and
-//!   writes each instance's base tree into a work dir;
-//! - [`gold`] derives the gold [`dataset::Locations`] from the patch ([`patch`] parses
-//!   and applies unified diffs) with LocAgent's rules;
-//! - [`mcp`] spawns a server binary and talks MCP to it over stdio
-//!   ([`mcp::McpSession`]); [`policy`] holds one scripted localization policy per
-//!   variant, driving the session through a [`policy::Driver`] that records each call;
-//! - [`metrics`] scores the ranked answer with LocAgent's definitions, [`tokens`]
-//!   counts what responses and tool schemas cost, and [`output`] appends the rows to
-//!   CSV as the run goes; [`run`] orchestrates it all ([`shard`] picks a stable slice of
-//!   the dataset for `run --shard I/N`), [`cli`] is the command line.
+//! # Principal types
+//! - [`dataset::Instance`]: one task (repository, base commit, issue text, patch), read
+//!   by [`dataset::Dataset`] from JSONL, parquet or the embedded [`mini`] set.
+//! - [`checkout::RepoCache`]: one bare git mirror per repository, and work trees of
+//!   base commits.
+//! - [`dataset::Locations`]: ranked files, modules and functions — both the gold
+//!   (derived by [`gold`] from the patch) and a policy's answer.
+//! - [`variants::Variant`]: one kind of server measured (text, codegraph, retrieval):
+//!   its binary, arguments, preparation, setup calls and scripted policy.
+//! - [`mcp_client::McpSession`]: a live server child process spoken to over MCP;
+//!   [`policy::Driver`] calls its tools for a policy and keeps a
+//!   [`policy::CallRecord`] of each call's cost.
+//! - [`output::InstanceRow`]: one (instance, variant) result as `instances.csv` holds
+//!   it; [`run_dir::Run`] is a finished run directory read back.
 //!
-//! After a run, finished run directories are read back by [`runs`] (polars lazy scans):
-//! - [`report`] aggregates one or more runs into `report.md`, `report.csv` and plots,
-//!   with the statistics of [`stats`] (bootstrap intervals, paired bootstrap, exact
-//!   McNemar);
-//! - [`compare`] checks a new run against a baseline (CI's regression gate);
-//! - [`merge`] combines the shards of one run into one run directory;
-//! - [`mcp_config`] prints the client configuration that launches the same servers for a
-//!   real agent.
+//! # Data flow of `navbench run` ([`pipeline`])
+//! dataset → checkout ([`checkout`]) → gold ([`gold`], with [`patch`] parsing and
+//! applying unified diffs by LocAgent's rules) → for each variant: its server
+//! ([`mcp_client`]) + its policy ([`variants`], helpers in [`policy`]) → metrics
+//! ([`metrics`]: Acc@k, recall, NDCG, MAP; [`tokens`] counts response and schema
+//! tokens) → output ([`output`]: `calls.csv`, `instances.csv`, `summary.csv`, appended
+//! as the run goes). [`shard`] picks a stable slice for `run --shard I/N`; [`cli`] is
+//! the command line.
+//!
+//! Afterwards, finished run directories are read by [`run_dir`] (polars lazy scans):
+//! [`report`] aggregates runs into `report.md`, `report.csv` and plots with the
+//! statistics of [`stats`]; [`compare`] checks a run against a baseline (CI's
+//! regression gate); [`merge`] combines the shards of one run; [`agreement`] compares
+//! derived gold with a dataset's own. [`mcp_config`] prints the client configuration
+//! that launches the same servers for a real agent.
 //!
 //! The harness never links a server crate: servers are separate processes reached only
 //! over MCP.
 //!
+//! # Example
+//! Score a ranked answer against the gold, as the pipeline does for each level:
 //! ```
 //! use navbench::metrics::{Level, score_level};
 //! let gold = vec!["pkg/a.py".to_string()];
 //! let pred = vec!["pkg/b.py".to_string(), "pkg/a.py".to_string()];
 //! let s = score_level(Level::File, &gold, &pred).unwrap();
 //! assert_eq!(s.acc, vec![0.0, 1.0, 1.0]); // Acc@1, Acc@3, Acc@5
+//! ```
+//! and launch a variant's server on a tree (see [`mcp_client`] for a whole session):
+//! ```
+//! use std::path::Path;
+//! use navbench::variants::{self, Prepared};
+//! let text = variants::by_name("text").unwrap();
+//! let spec = text.server_spec(
+//!     "navbench-text".into(),
+//!     Path::new("/tmp/tree"),
+//!     Path::new("/tmp/cache"),
+//!     &Prepared::default(),
+//! );
+//! assert_eq!(spec.args, ["--root", "/tmp/tree"]);
 //! ```
 
 pub mod agreement;
@@ -41,17 +63,18 @@ pub mod cli;
 pub mod compare;
 pub mod dataset;
 pub mod gold;
-pub mod mcp;
+pub mod mcp_client;
 pub mod mcp_config;
 pub mod merge;
 pub mod metrics;
 pub mod mini;
 pub mod output;
 pub mod patch;
+pub mod pipeline;
 pub mod policy;
 pub mod report;
-pub mod run;
-pub mod runs;
+pub mod run_dir;
 pub mod shard;
 pub mod stats;
 pub mod tokens;
+pub mod variants;

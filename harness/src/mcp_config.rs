@@ -1,16 +1,17 @@
 //! `navbench mcp-config`: the MCP client configuration that launches each variant's
 //! server on a directory, so an agent (Claude Code, Claude Desktop, any client taking
 //! `command` + `args` + `env`) uses exactly the binaries and arguments the harness
-//! measures. Every variant of [`policy::VARIANTS`] is listed, launched as
-//! [`policy::VariantDef::server_spec`] says.
+//! measures. Every variant of [`variants::all`] is listed, launched as
+//! [`Variant::server_spec`] says, with what [`Variant::prepare`] finds already
+//! installed (it only checks here: printing a configuration installs nothing).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use crate::mcp::{ServerSpec, locate_server_binary};
-use crate::policy::{self, VariantDef};
+use crate::mcp_client::{ServerSpec, locate_server_binary};
+use crate::variants::{self, Preparation, Prepared, Variant};
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -43,34 +44,43 @@ pub fn entries(
     cache: &Path,
     server_dir: Option<&Path>,
 ) -> anyhow::Result<(Vec<ServerEntry>, Vec<String>)> {
-    let chosen: Vec<&'static VariantDef> = match variant {
-        Some(v) => vec![policy::find_variant(v).map_err(anyhow::Error::msg)?],
-        None => policy::VARIANTS.iter().collect(),
+    let chosen: Vec<&'static dyn Variant> = match variant {
+        Some(v) => vec![variants::by_name(v).map_err(anyhow::Error::msg)?],
+        None => variants::all().to_vec(),
     };
     let mut out = Vec::new();
     let mut warnings = Vec::new();
     for v in chosen {
-        let (program, found) = match locate_server_binary(v.binary, server_dir) {
+        let (program, found) = match locate_server_binary(v.binary(), server_dir) {
             Ok(p) => (p, true),
             Err(e) => {
                 warnings.push(format!(
                     "warning: variant '{}': {e} (listed at its expected path)",
-                    v.name
+                    v.name()
                 ));
-                (expected_path(v.binary, server_dir), false)
+                (expected_path(v.binary(), server_dir), false)
             }
         };
-        let spec = v.server_spec(program, root, cache);
+        let prepared = if found {
+            v.prepare(&program, cache, Preparation::Check)
+                .unwrap_or_else(|e| {
+                    warnings.push(format!("warning: variant '{}': {e:#}", v.name()));
+                    Prepared::default()
+                })
+        } else {
+            Prepared::default()
+        };
+        let spec = v.server_spec(program, root, cache, &prepared);
         if spec.cwd.is_some() {
             warnings.push(format!(
                 "warning: variant '{}' needs working directory {}; Claude clients have no such field: start the client there",
-                v.name,
+                v.name(),
                 spec.cwd.as_deref().map(Path::display).map(|d| d.to_string()).unwrap_or_default()
             ));
         }
         out.push(ServerEntry {
-            variant: v.name,
-            name: format!("navbench-{}", v.name),
+            variant: v.name(),
+            name: format!("navbench-{}", v.name()),
             spec,
             found,
         });
@@ -213,12 +223,17 @@ mod tests {
     fn every_variant_is_listed_with_its_server_spec() {
         let dir = tempfile::tempdir().unwrap();
         let (entries, warnings) = entries(None, dir.path(), dir.path(), Some(dir.path())).unwrap();
-        assert_eq!(entries.len(), policy::VARIANTS.len());
+        assert_eq!(entries.len(), variants::all().len());
         // Nothing is built in an empty dir: listed at the expected path, with a warning.
         assert!(entries.iter().all(|e| !e.found));
-        assert_eq!(warnings.len(), policy::VARIANTS.len());
-        for (e, v) in entries.iter().zip(policy::VARIANTS) {
-            let want = v.server_spec(dir.path().join(v.binary), dir.path(), dir.path());
+        assert_eq!(warnings.len(), variants::all().len());
+        for (e, v) in entries.iter().zip(variants::all()) {
+            let want = v.server_spec(
+                dir.path().join(v.binary()),
+                dir.path(),
+                dir.path(),
+                &Prepared::default(),
+            );
             assert_eq!(e.spec, want);
         }
         let e = super::entries(Some("nosuch"), dir.path(), dir.path(), None).unwrap_err();

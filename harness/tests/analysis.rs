@@ -166,7 +166,7 @@ fn drop_top_answer(r: &mut InstanceRow) {
         modules: r.pred_modules.clone(),
         functions: r.pred_functions.clone(),
     };
-    r.metrics = navbench::run::score_all(&gold, &pred).unwrap();
+    r.metrics = navbench::pipeline::score_all(&gold, &pred).unwrap();
 }
 
 fn compare(base: &Path, new: &Path, extra: &[&str]) -> Output {

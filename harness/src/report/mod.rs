@@ -1,6 +1,6 @@
 //! `navbench report RUN_DIR... [--out DIR]`: statistics over one or more runs.
 //!
-//! Runs are read with polars lazy CSV scans ([`crate::runs`]): only identity, status,
+//! Runs are read with polars lazy CSV scans ([`crate::run_dir`]): only identity, status,
 //! metric and cost columns of `instances.csv`, and only variant, tool and latency of
 //! `calls.csv`, whose per-tool quantiles polars computes without the calls ever being
 //! held as rows here. The statistics ([`crate::stats`]) are plain Rust: per variant,
@@ -15,6 +15,7 @@
 //! run's rows of that variant are kept apart as `variant@run-dir-name`, so the paired
 //! comparisons set them against each other.
 
+pub mod markdown;
 pub mod plots;
 pub mod tables;
 
@@ -24,7 +25,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use polars::prelude::*;
 
-use crate::runs::{self, ResultRow, Run};
+use crate::run_dir::{self, ResultRow, Run};
 use crate::stats::Bootstrap;
 
 /// Latency quantiles of one variant's calls (one tool, or every tool when `tool` is
@@ -129,7 +130,7 @@ fn call_latency(
     let mut scans = Vec::with_capacity(runs.len());
     for (i, run) in runs.iter().enumerate() {
         scans.push(
-            runs::scan_calls(&run.dir)?
+            run_dir::scan_calls(&run.dir)?
                 .with_column(lit(i as i64).cast(DataType::Int64).alias("run")),
         );
     }
@@ -194,10 +195,10 @@ fn call_latency(
 }
 
 fn latency_rows(df: &DataFrame) -> anyhow::Result<Vec<CallLatency>> {
-    let labels = runs::str_col(df, "label")?;
-    let tools = runs::str_col(df, "tool")?;
+    let labels = run_dir::str_col(df, "label")?;
+    let tools = run_dir::str_col(df, "tool")?;
     let get = |name: &str| -> anyhow::Result<Vec<f64>> {
-        Ok(runs::f64_col(df, name)?
+        Ok(run_dir::f64_col(df, name)?
             .into_iter()
             .map(|v| v.unwrap_or(f64::NAN))
             .collect())
@@ -237,7 +238,7 @@ pub fn load(dirs: &[PathBuf], bootstrap: Bootstrap) -> anyhow::Result<ReportData
     }
     let runs: Vec<Run> = dirs
         .iter()
-        .map(|d| runs::load(d))
+        .map(|d| run_dir::load(d))
         .collect::<anyhow::Result<_>>()?;
     let datasets: BTreeSet<&str> = runs
         .iter()
@@ -314,7 +315,7 @@ pub fn write(data: &ReportData, out: &Path) -> anyhow::Result<ReportFiles> {
         .iter()
         .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .collect();
-    std::fs::write(&markdown, tables::markdown(data, &stats, &plot_names))
+    std::fs::write(&markdown, markdown::markdown(data, &stats, &plot_names))
         .with_context(|| format!("cannot write {}", markdown.display()))?;
     Ok(ReportFiles {
         markdown,

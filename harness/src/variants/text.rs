@@ -1,7 +1,12 @@
-//! The `text` policy: what an agent with only list/read/grep does, scripted.
+//! The `text` variant: a server with no special tools (`navbench-text`: list, read and
+//! grep files under `--root`), and the policy that plays an agent using them.
+//!
+//! An agent with only these tools greps the issue's identifiers, opens the files with
+//! the most telling hits, and reads the functions around them. The script does the
+//! same, deterministically:
 //!
 //! 1. `list_files` with `*.py` gives the universe of source files (N).
-//! 2. Terms are extracted from the issue ([`super::terms`]); the top
+//! 2. Terms are extracted from the issue ([`crate::policy::terms`]); the top
 //!    [`MAX_TERMS`] are grepped one call each, as whole words (`\bterm\b`), in `*.py`.
 //! 3. Files are ranked by IDF-weighted hits: for term t with document frequency df,
 //!    `idf = ln(1 + N / df)`; a file gains `weight(t) · idf · (1 + ln hits)`, plus
@@ -21,11 +26,36 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{Value, json};
 
-use super::entities::EntityIndex;
-use super::ranking::Scores;
-use super::terms::{self, Extracted};
-use super::{Driver, Task};
+use std::path::Path;
+
+use super::{PolicyFuture, Variant};
 use crate::dataset::Locations;
+use crate::policy::entities::EntityIndex;
+use crate::policy::ranking::Scores;
+use crate::policy::terms::{self, Extracted};
+use crate::policy::{Driver, Task, is_test_file};
+
+/// The `text` variant (see the module doc).
+pub struct Text;
+
+impl Variant for Text {
+    fn name(&self) -> &'static str {
+        "text"
+    }
+    fn binary(&self) -> &'static str {
+        "navbench-text"
+    }
+    fn about(&self) -> &'static str {
+        "no special tools: list, read and grep files"
+    }
+    /// text serves the tree it is given: nothing to index, no setup call.
+    fn server_args(&self, workdir: &Path, _cache: &Path) -> Vec<String> {
+        vec!["--root".to_string(), super::arg(workdir)]
+    }
+    fn localize<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> PolicyFuture<'a> {
+        Box::pin(localize(driver, task))
+    }
+}
 
 /// How many terms are grepped (one call each).
 pub const MAX_TERMS: usize = 12;
@@ -37,17 +67,6 @@ pub const TEST_FILE_FACTOR: f64 = 0.25;
 pub const ANSWER_LEN: usize = 10;
 /// Matches asked of one grep call.
 const GREP_MAX: usize = 300;
-
-/// True for test files by the usual Python conventions.
-pub fn is_test_file(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    name.starts_with("test_")
-        || name.ends_with("_test.py")
-        || name == "conftest.py"
-        || path
-            .split('/')
-            .any(|d| d == "tests" || d == "test" || d == "testing")
-}
 
 /// One grep hit: file, 1-based line, line text.
 struct Hit {
@@ -112,10 +131,45 @@ pub fn match_mentioned<'f>(mentioned: &str, files: &'f [String]) -> Option<&'f S
         .max_by_key(|f| f.len())
 }
 
+/// The grep hits of one term and the term's IDF weight.
+struct TermHits {
+    idf: f64,
+    term: String,
+    hits: Vec<Hit>,
+}
+
 /// Runs the policy (see the module doc).
 pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Result<Locations> {
     let ex: Extracted = terms::extract(&task.instance.problem_statement);
+    let files = list_python_files(driver).await?;
+    let (mut file_scores, term_hits) = grep_terms(driver, &ex, files.len().max(1) as f64).await;
+    let top_term = term_hits.iter().map(|t| t.idf).fold(1.0_f64, f64::max);
+    adjust_file_scores(&mut file_scores, &ex, &files, top_term);
+    let ranked_files = file_scores.ranked();
 
+    // Read the best files, then rank their functions and modules.
+    let to_read: Vec<String> = ranked_files.iter().take(FILES_TO_READ).cloned().collect();
+    for f in &to_read {
+        driver.call("read_file", json!({"path": f})).await;
+    }
+    let evidence = Evidence {
+        ex: &ex,
+        files: &files,
+        term_hits: &term_hits,
+        top_term,
+    };
+    let (func_scores, mod_scores) = rank_entities(task, &evidence, &file_scores, &to_read);
+
+    let take = |v: Vec<String>| v.into_iter().take(ANSWER_LEN).collect::<Vec<_>>();
+    Ok(Locations {
+        files: take(ranked_files),
+        modules: take(mod_scores.ranked()),
+        functions: take(func_scores.ranked()),
+    })
+}
+
+/// Step 1: every Python file of the tree.
+async fn list_python_files(driver: &mut Driver<'_>) -> anyhow::Result<Vec<String>> {
     let listed = driver
         .call("list_files", json!({"glob": "*.py", "max_results": 10_000}))
         .await;
@@ -125,16 +179,22 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
             listed.error.unwrap_or_else(|| listed.text.clone())
         );
     }
-    let files = listed
+    Ok(listed
         .structured
         .as_ref()
         .map(parse_files)
-        .unwrap_or_default();
-    let n_files = files.len().max(1) as f64;
+        .unwrap_or_default())
+}
 
-    // Grep the top terms; remember per-term hits for the entity stage.
+/// Steps 2–3: greps the top terms and scores files by IDF-weighted hits; keeps each
+/// term's hits for the entity stage.
+async fn grep_terms(
+    driver: &mut Driver<'_>,
+    ex: &Extracted,
+    n_files: f64,
+) -> (Scores, Vec<TermHits>) {
     let mut file_scores = Scores::default();
-    let mut term_hits: Vec<(f64, String, Vec<Hit>)> = Vec::new();
+    let mut term_hits: Vec<TermHits> = Vec::new();
     for term in ex.terms.iter().take(MAX_TERMS) {
         let out = driver
             .call(
@@ -185,14 +245,21 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
             }
             file_scores.add(f, s);
         }
-        term_hits.push((idf, term.text.clone(), hits));
+        term_hits.push(TermHits {
+            idf,
+            term: term.text.clone(),
+            hits,
+        });
     }
+    (file_scores, term_hits)
+}
 
-    // Files named by the issue get the largest single-term score.
-    let top_term = term_hits.iter().map(|t| t.0).fold(1.0_f64, f64::max);
+/// Step 3's adjustments: files named by the issue get the largest single-term score;
+/// test files are scaled down.
+fn adjust_file_scores(file_scores: &mut Scores, ex: &Extracted, files: &[String], top_term: f64) {
     let mut mentioned: Vec<String> = Vec::new();
     for p in ex.paths.iter().chain(ex.frames.iter().map(|f| &f.path)) {
-        if let Some(f) = match_mentioned(p, &files)
+        if let Some(f) = match_mentioned(p, files)
             && !mentioned.contains(f)
         {
             mentioned.push(f.clone());
@@ -202,13 +269,24 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
     for f in files.iter().filter(|f| is_test_file(f)) {
         file_scores.scale(f, TEST_FILE_FACTOR);
     }
-    let ranked_files = file_scores.ranked();
+}
 
-    // Read the best files, then rank their functions and modules.
-    let to_read: Vec<String> = ranked_files.iter().take(FILES_TO_READ).cloned().collect();
-    for f in &to_read {
-        driver.call("read_file", json!({"path": f})).await;
-    }
+/// What the grep stage found, for ranking entities.
+struct Evidence<'e> {
+    ex: &'e Extracted,
+    files: &'e [String],
+    term_hits: &'e [TermHits],
+    top_term: f64,
+}
+
+/// Step 5: scores the functions and modules of the files read, returned as
+/// (functions, modules).
+fn rank_entities(
+    task: &Task<'_>,
+    ev: &Evidence<'_>,
+    file_scores: &Scores,
+    to_read: &[String],
+) -> (Scores, Scores) {
     let max_file = to_read
         .first()
         .map(|f| file_scores.get(f))
@@ -222,13 +300,13 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
         .map(|f| (f.as_str(), file_scores.get(f) / max_file))
         .collect();
     // Evidence is added file by file in rank order, so ties break by file rank.
-    for f in &to_read {
+    for f in to_read {
         let w = file_weight[f.as_str()];
-        for (idf, term, hits) in &term_hits {
-            for h in hits.iter().filter(|h| &h.path == f) {
+        for th in ev.term_hits {
+            for h in th.hits.iter().filter(|h| &h.path == f) {
                 let ids = index.ids_at(task.workdir, f, h.line);
-                let mut s = *idf;
-                if is_definition(&h.text, term) {
+                let mut s = th.idf;
+                if is_definition(&h.text, &th.term) {
                     s *= 3.0;
                 }
                 if let Some(func) = &ids.function {
@@ -239,41 +317,27 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
                 }
             }
         }
-        for fr in ex
+        for fr in ev
+            .ex
             .frames
             .iter()
-            .filter(|fr| match_mentioned(&fr.path, &files) == Some(f))
+            .filter(|fr| match_mentioned(&fr.path, ev.files) == Some(f))
         {
             let ids = index.ids_at(task.workdir, f, fr.line);
             if let Some(func) = &ids.function {
-                func_scores.add(func, top_term * w);
+                func_scores.add(func, ev.top_term * w);
             }
             if let Some(m) = &ids.module {
-                mod_scores.add(m, top_term * w);
+                mod_scores.add(m, ev.top_term * w);
             }
         }
     }
-
-    let take = |v: Vec<String>| v.into_iter().take(ANSWER_LEN).collect::<Vec<_>>();
-    Ok(Locations {
-        files: take(ranked_files),
-        modules: take(mod_scores.ranked()),
-        functions: take(func_scores.ranked()),
-    })
+    (func_scores, mod_scores)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn test_files_are_recognized() {
-        assert!(is_test_file("tests/test_a.py"));
-        assert!(is_test_file("pkg/conftest.py"));
-        assert!(is_test_file("pkg/a_test.py"));
-        assert!(!is_test_file("pkg/testing_utils_x/a.py") || is_test_file("pkg/testing/a.py"));
-        assert!(!is_test_file("pkg/contest.py"));
-    }
 
     #[test]
     fn definitions_are_recognized() {
