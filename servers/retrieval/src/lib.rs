@@ -10,6 +10,8 @@
 //! - [`model`]: [`model::Embedder`], a BERT sentence embedder run with candle (mean
 //!   pooling, L2-normalized), loaded from a Hugging Face-layout directory; the default
 //!   all-MiniLM-L6-v2 is installed by `navbench-retrieval fetch-model`.
+//! - [`encoder`]: [`encoder::StaticEncoder`], a token table distilled here from MiniLM
+//!   (`navbench-retrieval distill`): tokenize → mean of token rows → L2 normalize.
 //! - [`index`]: [`index::RepoIndex`], exact cosine search fused with tantivy BM25 by
 //!   reciprocal rank fusion, persisted per repository with an embedding cache keyed by
 //!   chunk content, updated file by file.
@@ -54,6 +56,7 @@
 use std::path::PathBuf;
 
 pub mod chunk;
+pub mod encoder;
 pub mod http;
 pub mod index;
 pub mod live;

@@ -286,6 +286,12 @@ impl Embedder {
         self.shared_cache.as_deref()
     }
 
+    /// The BERT encoder, its tokenizer and device, so a static model can be distilled
+    /// from exactly the weights this embedder runs (see `crate::encoder::distill`).
+    pub(crate) fn parts(&self) -> (&BertModel, &Tokenizer, &Device) {
+        (&self.model, &self.tokenizer, &self.device)
+    }
+
     /// The truncation length in tokens.
     pub fn max_tokens(&self) -> usize {
         self.max_tokens
