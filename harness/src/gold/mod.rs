@@ -10,7 +10,8 @@
 //! For every `.py` file of the patch (its path is `unidiff`'s: the old path, or the new
 //! one for a created file), in patch order:
 //! 1. Parse the file at the base commit (old structure) and after applying the file's
-//!    hunks (new structure) with [`navbench_python::parse_module`]. Hunks are
+//!    hunks (new structure) with [`GoldModule::parse`] (on the Python front end's
+//!    [`navbench_python::parse_module`]). Hunks are
 //!    located like GNU `patch` (see [`crate::patch`]); each hunk's offset is added to
 //!    BOTH its deleted (old) and its added (new) line numbers, as LocAgent does.
 //! 2. Walk the hunks in order; within a hunk, deleted lines first, then added lines.
@@ -19,13 +20,13 @@
 //!    approximate range) or a module-level assignment of the structure it is mapped
 //!    against.
 //! 3. A deleted line maps against the old structure, an added line against the new one,
-//!    to a unit with [`ParsedModule::gold_unit_at`]: `Cls.meth` for a line in a direct
+//!    to a unit with [`GoldModule::gold_unit_at`]: `Cls.meth` for a line in a direct
 //!    method (nested functions included), `Cls` for a line in `Cls.__init__`, `func` for
 //!    a line in a function outside classes, nothing for class-level code, decorators
-//!    and module-level code (see that module's docs for the `ast.walk` quirks).
+//!    and module-level code (see [`units`] for the `ast.walk` quirks).
 //! 4. A unit from a deleted line is *edited*. A unit from an added line that is neither
 //!    edited nor added yet is edited when it exists in the old structure
-//!    ([`ParsedModule::gold_unit_exists`]), else *added*: newly written functions do
+//!    ([`GoldModule::gold_unit_exists`]), else *added*: newly written functions do
 //!    not count as edited, and a method added to an existing class makes the class an
 //!    added module, not an edited one. (With `merge_init`, a line in a new `__init__` of
 //!    an existing class counts as an edit of that class, as in LocAgent.)
@@ -66,8 +67,11 @@
 //! produced gold (1,139); it failed on the rest for the reasons above or on files
 //! CPython cannot parse (Python 2 code), which we report in `skipped`.
 
-use navbench_python::{GoldUnit, ParsedModule, parse_module};
+mod units;
+
 use thiserror::Error;
+
+pub use units::{GoldModule, GoldUnit};
 
 use crate::dataset::{Locations, push_unique};
 use crate::patch::{self, ApplyError, FilePatch, LineKind, PatchError};
@@ -175,10 +179,10 @@ fn derive_file(
     } else {
         push_unique(&mut gold.locations.files, path.to_string());
     }
-    let old = parse_module(&old_text);
-    let new = parse_module(&applied.text);
-    if old.has_syntax_errors || new.has_syntax_errors {
-        let when = if old.has_syntax_errors {
+    let old = GoldModule::parse(&old_text);
+    let new = GoldModule::parse(&applied.text);
+    if old.has_syntax_errors() || new.has_syntax_errors() {
+        let when = if old.has_syntax_errors() {
             "at the base commit"
         } else {
             "after applying the patch"
@@ -248,7 +252,7 @@ fn shift(line: usize, offset: isize) -> Option<usize> {
 }
 
 /// The unit a changed line counts for, after LocAgent's skips.
-fn unit_for(content: &str, line: usize, module: &ParsedModule) -> Option<GoldUnit> {
+fn unit_for(content: &str, line: usize, module: &GoldModule) -> Option<GoldUnit> {
     let text = py_strip(content);
     if text.is_empty()
         || text.starts_with('#')
