@@ -93,6 +93,14 @@ pub fn merge(dirs: &[PathBuf], out: &Path, allow_partial: bool) -> Result<Merged
             out.display()
         ));
     }
+    let infos = read_shard_infos(dirs, allow_partial)?;
+    let rows = collect_rows(dirs)?;
+    write_merged(out, dirs, &infos, &rows)
+}
+
+/// Reads every shard's `run.json` and checks they are the shards of one run: same
+/// settings, each shard index once, all present unless `allow_partial`.
+fn read_shard_infos(dirs: &[PathBuf], allow_partial: bool) -> Result<Vec<RunInfo>, MergeRefusal> {
     let mut infos = Vec::new();
     for d in dirs {
         let info = read_info(d)
@@ -144,8 +152,18 @@ pub fn merge(dirs: &[PathBuf], out: &Path, allow_partial: bool) -> Result<Merged
             ));
         }
     }
+    Ok(infos)
+}
 
-    // Rows: copied verbatim, last row of a retried pair wins, no pair in two runs.
+/// The rows of the merged run, copied verbatim.
+struct MergedRows {
+    instance_header: Vec<String>,
+    instances: Vec<csv::StringRecord>,
+    calls: Vec<csv::StringRecord>,
+}
+
+/// Rows: copied verbatim, last row of a retried pair wins, no pair in two runs.
+fn collect_rows(dirs: &[PathBuf]) -> Result<MergedRows, MergeRefusal> {
     let want_header = instance_header();
     let mut owner: BTreeMap<(String, String), usize> = BTreeMap::new();
     let mut instance_records: Vec<csv::StringRecord> = Vec::new();
@@ -196,20 +214,35 @@ pub fn merge(dirs: &[PathBuf], out: &Path, allow_partial: bool) -> Result<Merged
             call_records.extend(records);
         }
     }
+    Ok(MergedRows {
+        instance_header: want_header,
+        instances: instance_records,
+        calls: call_records,
+    })
+}
 
-    // Write the merged run.
+/// Writes the merged run: both CSVs, `skipped.csv`, a fresh summary and `run.json`.
+fn write_merged(
+    out: &Path,
+    dirs: &[PathBuf],
+    infos: &[RunInfo],
+    rows: &MergedRows,
+) -> Result<Merged, MergeRefusal> {
+    let first = &infos[0];
+    let (want_header, instance_records, call_records) =
+        (&rows.instance_header, &rows.instances, &rows.calls);
     let io = |e: std::io::Error| MergeRefusal(format!("cannot write to {}: {e}", out.display()));
     let csv_err = |e: csv::Error| MergeRefusal(format!("cannot write to {}: {e}", out.display()));
     std::fs::create_dir_all(out).map_err(io)?;
     let mut w = csv::Writer::from_path(out.join("instances.csv")).map_err(csv_err)?;
-    w.write_record(&want_header).map_err(csv_err)?;
-    for r in &instance_records {
+    w.write_record(want_header).map_err(csv_err)?;
+    for r in instance_records {
         w.write_record(r).map_err(csv_err)?;
     }
     w.flush().map_err(io)?;
     let mut w = csv::Writer::from_path(out.join("calls.csv")).map_err(csv_err)?;
     w.write_record(CALL_HEADER).map_err(csv_err)?;
-    for r in &call_records {
+    for r in call_records {
         w.write_record(r).map_err(csv_err)?;
     }
     w.flush().map_err(io)?;
@@ -233,7 +266,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, allow_partial: bool) -> Result<Merged
         .unwrap_or_default();
     let merged_from = dirs
         .iter()
-        .zip(&infos)
+        .zip(infos)
         .map(|(d, i)| match i.shard {
             Some(s) => format!("{} (shard {s})", d.display()),
             None => d.display().to_string(),

