@@ -1,4 +1,4 @@
-//! Index-build benches: LocAgent's dependency graph (`build::build_graph`) and the BM25
+//! Index-build benches: LocAgent's dependency graph (`builder::build_graph`) and the BM25
 //! content index (EpicSplitter chunking + tantivy indexing, `Bm25Index::from_chunks`),
 //! on the mini repository and on a larger tree.
 //!
@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use navbench_codegraph::bm25::Bm25Index;
-use navbench_codegraph::build::build_graph;
+use navbench_codegraph::builder::build_graph;
 use navbench_codegraph::chunk::{ChunkConfig, chunk_repo};
 
 mod support;

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use navbench_codegraph::bm25::Bm25Index;
-use navbench_codegraph::build::build_graph;
+use navbench_codegraph::builder::build_graph;
 use navbench_codegraph::fuzzy::FuzzyIndex;
 use navbench_codegraph::traverse::subgraph::traverse_graph;
 use navbench_codegraph::traverse::{Direction, RepoGraph, TraverseOptions};

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use navbench_codegraph::bm25::Bm25Index;
-use navbench_codegraph::build::build_graph;
+use navbench_codegraph::builder::build_graph;
 use navbench_codegraph::chunk::{ChunkConfig, chunk_repo};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

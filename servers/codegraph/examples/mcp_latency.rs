@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use navbench_codegraph::build::build_graph;
+use navbench_codegraph::builder::build_graph;
 use navbench_codegraph::graph::NodeKind;
 use navbench_codegraph::traverse::is_test_file;
 use rmcp::ServiceExt as _;

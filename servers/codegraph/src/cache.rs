@@ -485,7 +485,7 @@ mod tests {
         )
         .expect("write");
         fs::write(dir.path().join("pkg/__init__.py"), "").expect("write");
-        let g = crate::build::build_graph(dir.path()).expect("graph");
+        let g = crate::builder::build_graph(dir.path()).expect("graph");
         (dir, g)
     }
 

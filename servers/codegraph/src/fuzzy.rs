@@ -386,7 +386,7 @@ mod tests {
         )
         .expect("write");
         std::fs::write(dir.path().join("pkg/util.py"), "def helper():\n    pass\n").expect("write");
-        let g = crate::build::build_graph(dir.path()).expect("graph");
+        let g = crate::builder::build_graph(dir.path()).expect("graph");
         let idx = FuzzyIndex::build(&g);
         for q in [
             "config loader",

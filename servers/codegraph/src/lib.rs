@@ -10,7 +10,7 @@
 //! # Principal types and data flow
 //!
 //! ```text
-//! repo dir ──build::build_graph──► graph::CodeGraph ──export::write_tsv──► *.nodes.tsv / *.edges.tsv
+//! repo dir ──builder::build_graph──► graph::CodeGraph ──export::write_tsv──► *.nodes.tsv / *.edges.tsv
 //!            walk → extract (parallel) → nodes/contains → imports → invokes/inherits
 //!          ──chunk::chunk_repo──► chunks ──bm25::Bm25Index──► BM25 code search (tantivy postings, bm25s scoring)
 //! CodeGraph ──bm25::ModuleIndex / fuzzy──► entity search;  ──traverse──► BFS subgraphs → format (DOT, tree, JSON)
@@ -23,7 +23,7 @@
 //!   [`graph::Edge`]s ([`graph::EdgeKind`] `contains`/`inherits`/`invokes`/`imports`,
 //!   `imports` with an optional alias), with an id index and networkx-ordered
 //!   neighbour access for the traversal tools.
-//! - [`build::build_graph`] / [`build::build_graph_with`]: build it from a directory.
+//! - [`builder::build_graph`] / [`builder::build_graph_with`]: build it from a directory.
 //! - [`export`]: the reference TSV format.
 //! - [`chunk`], [`bm25`]: LocAgent's code chunks and its BM25 retrievers.
 //! - [`fuzzy`], [`traverse`], [`format`], [`snippets`], [`retrieve`]: the tool logic.
@@ -32,7 +32,7 @@
 //! # Example
 //!
 //! ```
-//! use navbench_codegraph::build::build_graph;
+//! use navbench_codegraph::builder::build_graph;
 //! use navbench_codegraph::graph::{EdgeKind, EdgeRef};
 //!
 //! let dir = tempfile::tempdir()?;
@@ -51,7 +51,7 @@
 //! ```
 
 pub mod bm25;
-pub mod build;
+pub mod builder;
 pub mod chunk;
 pub mod export;
 pub mod graph;

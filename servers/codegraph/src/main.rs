@@ -9,7 +9,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use tracing::info;
 
-use navbench_codegraph::{build, export};
+use navbench_codegraph::{builder, export};
 
 #[derive(Parser)]
 #[command(version, about = "LocAgent's dependency graph of a Python repository")]
@@ -94,8 +94,8 @@ fn run_serve(args: ServeArgs) -> anyhow::Result<()> {
 }
 
 fn run_export(root: PathBuf, out: PathBuf, global_import: bool) -> anyhow::Result<()> {
-    let options = build::BuildOptions { global_import };
-    let (graph, report) = build::build_graph_with(&root, &options)
+    let options = builder::BuildOptions { global_import };
+    let (graph, report) = builder::build_graph_with(&root, &options)
         .with_context(|| format!("building the graph of {}", root.display()))?;
     for (file, reason) in &report.rejected {
         info!(

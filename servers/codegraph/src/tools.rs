@@ -758,7 +758,7 @@ impl CodegraphTools {
         root: &Path,
         entry: &CacheEntry,
     ) -> Result<crate::graph::CodeGraph, ToolError> {
-        let graph = crate::build::build_graph(root).map_err(|e| {
+        let graph = crate::builder::build_graph(root).map_err(|e| {
             ToolError::Init(format!(
                 "building the graph of {} failed: {e}",
                 root.display()

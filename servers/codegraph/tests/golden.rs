@@ -14,7 +14,7 @@ mod common;
 use std::fs;
 use std::path::Path;
 
-use navbench_codegraph::build::build_graph;
+use navbench_codegraph::builder::build_graph;
 
 /// Copies the committed fixture and adds the special files.
 fn materialize(dst: &Path) {

@@ -139,7 +139,7 @@ fn submodule_that_is_no_node_blocks_the_fallback() {
     #[cfg(unix)]
     {
         std::os::unix::fs::symlink("__init__.py", tmp.path().join("m/x.py")).expect("symlink");
-        let g = navbench_codegraph::build::build_graph(tmp.path()).expect("build");
+        let g = navbench_codegraph::builder::build_graph(tmp.path()).expect("build");
         assert!(g.node_by_id("m/x.py").is_none());
         assert!(
             targets(&g, "use.py", "imports").is_empty(),
@@ -216,7 +216,7 @@ fn syntax_errors_and_boms_make_orphan_file_nodes() {
 fn undecodable_files_get_no_node_but_keep_their_directory() {
     let tmp = tempfile::tempdir().expect("tempdir");
     common::write_files(tmp.path(), &[("d/latin1.py", b"# caf\xe9\n")]);
-    let g = navbench_codegraph::build::build_graph(tmp.path()).expect("build");
+    let g = navbench_codegraph::builder::build_graph(tmp.path()).expect("build");
     assert!(g.node_by_id("d/latin1.py").is_none());
     assert!(
         g.node_by_id("d").is_some(),

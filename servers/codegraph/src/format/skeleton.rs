@@ -16,18 +16,11 @@
 //! - Text that tree-sitter cannot parse cleanly is returned unchanged (libcst's
 //!   parse failure).
 
-use tree_sitter::{Node, Parser};
+use tree_sitter::Node;
 
 /// The skeleton of `code` (a class's or a file's source).
 pub fn skeleton(code: &str) -> String {
-    let mut parser = Parser::new();
-    let lang: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
-    if parser.set_language(&lang).is_err() {
-        return code.to_string();
-    }
-    let Some(tree) = parser.parse(code, None) else {
-        return code.to_string();
-    };
+    let tree = navbench_python::parse_tree(code);
     let root = tree.root_node();
     if root.has_error() {
         return code.to_string();

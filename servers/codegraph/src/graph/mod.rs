@@ -212,7 +212,7 @@ pub struct Edge {
 
 /// LocAgent's dependency graph.
 ///
-/// Build one with [`crate::build::build_graph`]. Node ids are unique; edges are a
+/// Build one with [`crate::builder::build_graph`]. Node ids are unique; edges are a
 /// multiset (parallel edges of the same type are kept, see spec §1.3/§1.4).
 #[derive(Debug, Default, Clone)]
 pub struct CodeGraph {

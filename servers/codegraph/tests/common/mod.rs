@@ -6,7 +6,7 @@
 use std::fs;
 use std::path::Path;
 
-use navbench_codegraph::build::build_graph;
+use navbench_codegraph::builder::build_graph;
 use navbench_codegraph::export::{write_edges, write_nodes};
 use navbench_codegraph::graph::CodeGraph;
 

@@ -5,7 +5,8 @@
 //! 1. [`walk`]: the sorted, `os.walk`-like traversal with the original's skip and
 //!    pruning rules → directories and `.py` files in insertion order.
 //! 2. [`extract`] (parallel, one file per task): read as Python's text mode does,
-//!    parse with tree-sitter, decide whether CPython's `ast.parse` would accept it,
+//!    parse with the Python front end (`navbench_python`), decide with its
+//!    `rejection` whether CPython's `ast.parse` would accept it,
 //!    and extract definitions, imports, and per-definition call/base names.
 //! 3. Assembly (sequential, walk order): directory, file, class and function nodes
 //!    and `contains` edges.
@@ -19,7 +20,6 @@
 mod callees;
 mod extract;
 mod imports;
-mod syntax;
 mod tables;
 mod walk;
 
@@ -295,10 +295,9 @@ fn read_and_extract(id: &str, path: &Path) -> Result<FileOutcome, BuildError> {
     let Ok(raw) = String::from_utf8(bytes) else {
         return Ok(FileOutcome::Undecodable);
     };
-    let text: Arc<str> = if raw.contains('\r') {
-        raw.replace("\r\n", "\n").replace('\r', "\n").into()
-    } else {
-        raw.into()
+    let text: Arc<str> = match navbench_python::universal_newlines(&raw) {
+        std::borrow::Cow::Owned(text) => text.into(),
+        std::borrow::Cow::Borrowed(_) => raw.into(),
     };
     Ok(match extract::extract(id, &text) {
         Extracted::Parsed(parsed) => FileOutcome::Parsed { text, parsed },

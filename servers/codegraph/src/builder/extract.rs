@@ -15,12 +15,13 @@ use std::ops::Range;
 
 use tree_sitter::Node;
 
-use super::imports::{FromNames, ImportStmt};
-use super::syntax::{
-    Kind, Visitor, ast_end, call_name, call_plain_name, error_message, invalid_character,
-    is_async_def, is_plain_ascii, kind, name_or_attr, named_children, node_rejection, preorder,
-    string_prefix, string_quote, text, unparenthesize, walk,
+use navbench_python::rejection;
+use navbench_python::tree::{
+    Kind, Visitor, ast_end, call_name, call_plain_name, is_async_def, kind, name_or_attr,
+    named_children, preorder, text, unparenthesize, walk,
 };
+
+use super::imports::{FromNames, ImportStmt};
 use super::tables;
 use crate::graph::NodeKind;
 
@@ -77,19 +78,11 @@ pub(crate) fn extract(file_id: &str, src: &str) -> Extracted {
     let src = blanked.as_deref().unwrap_or(src);
     let tree = navbench_python::parse_tree(src);
     let root = tree.root_node();
-    if let Some(reason) = error_message(root) {
-        return Extracted::Rejected(reason);
-    }
-    if !is_plain_ascii(src)
-        && let Some(reason) = invalid_character(root, src)
-    {
+    if let Some(reason) = rejection(root, src) {
         return Extracted::Rejected(reason);
     }
     let mut pass = Pass::new(src);
     walk(root, &mut pass);
-    if let Some((reason, row)) = pass.rejected {
-        return Extracted::Rejected(format!("{reason} at line {}", row + 1));
-    }
     pass.finish(file_id)
 }
 
@@ -106,7 +99,6 @@ struct Frame {
     pushed_name: bool,
     pushed_scope: bool,
     pushed_init: bool,
-    pushed_quote: bool,
 }
 
 /// A definition scope: calls are attributed to the innermost one.
@@ -129,7 +121,7 @@ struct EntityRec<'t, 's> {
     init: Option<Node<'t>>,
 }
 
-/// The single walk over a file's tree: syntax checks, definitions (with the
+/// The single walk over a file's tree (which CPython accepts): definitions (with the
 /// `CodeAnalyzer` name stack), imports (with their `ast` depth), and calls
 /// attributed as `analyze_invokes`/`analyze_init` would.
 struct Pass<'t, 's> {
@@ -139,11 +131,8 @@ struct Pass<'t, 's> {
     scopes: Vec<Scope>,
     /// Class entities whose first `__init__` encloses the current node.
     inits: Vec<usize>,
-    /// Quote delimiters of enclosing strings (empty for non-f-strings).
-    quotes: Vec<&'s str>,
     entities: Vec<EntityRec<'t, 's>>,
     imports: Vec<(u32, Node<'t>)>,
-    rejected: Option<(&'static str, usize)>,
 }
 
 impl<'t> Visitor<'t> for Pass<'t, '_> {
@@ -164,18 +153,12 @@ impl<'t, 's> Pass<'t, 's> {
             names: Vec::new(),
             scopes: Vec::new(),
             inits: Vec::new(),
-            quotes: Vec::new(),
             entities: Vec::new(),
             imports: Vec::new(),
-            rejected: None,
         }
     }
 
     fn enter(&mut self, node: Node<'t>) -> bool {
-        if self.rejected.is_some() {
-            self.frames.push(Frame::leaf(Kind::Other));
-            return false;
-        }
         let k = kind(node);
         let (depth, record) = match self.frames.last_mut() {
             None => (1, true),
@@ -206,29 +189,9 @@ impl<'t, 's> Pass<'t, 's> {
             pushed_name: false,
             pushed_scope: false,
             pushed_init: false,
-            pushed_quote: false,
         };
-        if let Some(reason) = node_rejection(node, k, self.src, self.quotes.last().copied()) {
-            self.rejected = Some((reason, node.start_position().row));
-            self.frames.push(frame);
-            return false;
-        }
         let mut descend = true;
         match k {
-            Kind::String => {
-                self.quotes.push("");
-                frame.pushed_quote = true;
-            }
-            Kind::StringStart => {
-                let t = text(node, self.src);
-                if let Some(top) = self.quotes.last_mut() {
-                    *top = if string_prefix(t).contains(['f', 'F']) {
-                        string_quote(t)
-                    } else {
-                        ""
-                    };
-                }
-            }
             Kind::StringContent => descend = false,
             k if k.is_import() => {
                 self.imports.push((depth, node));
@@ -303,7 +266,8 @@ impl<'t, 's> Pass<'t, 's> {
                     qualname.push('.');
                 }
                 qualname.push_str(name);
-                let (end_byte, end_row) = ast_end(node);
+                let end = ast_end(node);
+                let (end_byte, end_row) = (end.byte, end.point.row);
                 let mut rec = EntityRec {
                     def: EntityDef {
                         qualname,
@@ -399,9 +363,6 @@ impl<'t, 's> Pass<'t, 's> {
         if f.pushed_init {
             self.inits.pop();
         }
-        if f.pushed_quote {
-            self.quotes.pop();
-        }
     }
 
     fn finish(self, file_id: &str) -> Extracted {
@@ -446,21 +407,6 @@ impl<'t, 's> Pass<'t, 's> {
     }
 }
 
-impl Frame {
-    fn leaf(kind: Kind) -> Frame {
-        Frame {
-            kind,
-            depth: 0,
-            elifs: 0,
-            record: false,
-            pushed_name: false,
-            pushed_scope: false,
-            pushed_init: false,
-            pushed_quote: false,
-        }
-    }
-}
-
 /// Import statements that are direct children of a def's/class's body.
 fn direct_imports(def: Node<'_>, src: &str, file_id: &str, out: &mut Vec<ImportStmt>) {
     let Some(body) = def.child_by_field_name("body") else {
@@ -479,62 +425,21 @@ impl ImportStmt {
     /// Builds the import record `find_imports` makes from an import statement.
     /// `file_id` anchors relative imports.
     pub(crate) fn from_node(stmt: Node<'_>, src: &str, file_id: &str) -> Option<ImportStmt> {
-        let dotted = |n: Node<'_>| -> String {
-            named_children(n)
-                .filter(|c| c.kind() == "identifier")
-                .map(|c| text(c, src))
-                .collect::<Vec<_>>()
-                .join(".")
-        };
-        // (name, alias) of a `dotted_name` or `aliased_import` child.
-        let name_alias = |n: Node<'_>| -> Option<(String, Option<String>)> {
-            match n.kind() {
-                "dotted_name" => Some((dotted(n), None)),
-                "aliased_import" => {
-                    let name = dotted(n.child_by_field_name("name")?);
-                    let alias = n
-                        .child_by_field_name("alias")
-                        .map(|a| text(a, src).to_string());
-                    Some((name, alias))
-                }
-                _ => None,
-            }
-        };
-        let names: Vec<(String, Option<String>)> = stmt
-            .children_by_field_name("name", &mut stmt.walk())
-            .filter_map(name_alias)
-            .collect();
-        match stmt.kind() {
-            "import_statement" => Some(ImportStmt::Import(names)),
-            "future_import_statement" => Some(ImportStmt::From {
-                module: "__future__".to_string(),
-                names: FromNames::Names(names),
-            }),
-            "import_from_statement" => {
-                let module_node = stmt.child_by_field_name("module_name")?;
-                let module = match module_node.kind() {
-                    "relative_import" => {
-                        let level = named_children(module_node)
-                            .find(|c| c.kind() == "import_prefix")
-                            .map(|p| text(p, src).chars().filter(|c| *c == '.').count())
-                            .unwrap_or(0);
-                        let module = named_children(module_node)
-                            .find(|c| c.kind() == "dotted_name")
-                            .map(dotted);
-                        super::imports::relative_module(file_id, level, module.as_deref())
-                    }
-                    _ => dotted(module_node),
-                };
-                let star = named_children(stmt).any(|c| c.kind() == "wildcard_import");
-                let names = if star {
-                    FromNames::Star
-                } else {
-                    FromNames::Names(names)
-                };
-                Some(ImportStmt::From { module, names })
-            }
-            _ => None,
+        let imp = navbench_python::imports::import_of(stmt, src)?;
+        if !imp.is_from {
+            return Some(ImportStmt::Import(imp.names));
         }
+        let module = if imp.level > 0 {
+            super::imports::relative_module(file_id, imp.level, imp.module.as_deref())
+        } else {
+            imp.module.unwrap_or_default()
+        };
+        let names = if imp.star {
+            FromNames::Star
+        } else {
+            FromNames::Names(imp.names)
+        };
+        Some(ImportStmt::From { module, names })
     }
 }
 

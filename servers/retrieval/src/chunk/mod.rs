@@ -1,0 +1,186 @@
+//! Splitting files into searchable chunks with semantic metadata.
+//!
+//! Python (`.py`, `.pyi`) is parsed with tree-sitter into:
+//! - a [`ChunkKind::Function`] chunk per top-level function (nested functions stay
+//!   inside it; definitions under module-level `if`/`try`/`with`/... count as top level);
+//! - a [`ChunkKind::Class`] chunk per class, whose content is the whole class when it is
+//!   short and otherwise an outline (header, docstring, class-level statements and every
+//!   method's signature), since its methods are chunks of their own; its line span is
+//!   always the whole class;
+//! - a [`ChunkKind::Method`] chunk per method, whose content starts with the class line
+//!   (`class Session(SessionRedirectMixin):`) for context;
+//! - [`ChunkKind::Module`] chunks for the code between definitions (imports, constants,
+//!   module-level statements), at most [`MAX_MODULE_LINES`] lines each.
+//!
+//! Decorators belong to their definition's chunk. Other indexable text files (Markdown,
+//! reST, plain text, TOML/INI/CFG/YAML) become [`ChunkKind::Text`] chunks of at most
+//! [`MAX_TEXT_LINES`] lines / [`MAX_TEXT_CHARS`] characters, starting a new chunk at
+//! headings where possible.
+//!
+//! Every chunk carries [`ChunkMeta`]: the calls it makes (dotted as written:
+//! `self._merge`, `os.path.join`), the imports it uses (the file's imports whose bound
+//! name occurs in the chunk, as full dotted paths: `requests.utils.to_key_val_list`,
+//! relative ones keep their dots: `.compat.urlparse`), the exception types it handles,
+//! its line count, and the annotated types (parameters, returns, annotated assignments).
+
+mod meta;
+mod python;
+mod text;
+
+use std::collections::HashSet;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// Module-level code runs longer than this are split (at statement starts if possible).
+pub const MAX_MODULE_LINES: usize = 60;
+/// Classes longer than this are represented by an outline instead of their full text.
+pub const MAX_CLASS_LINES: usize = 60;
+/// Maximum lines of a text chunk.
+pub const MAX_TEXT_LINES: usize = 40;
+/// Maximum characters of a text chunk (a single longer line is cut).
+pub const MAX_TEXT_CHARS: usize = 2000;
+/// Cap on each metadata list, so generated code cannot blow up a chunk's metadata.
+
+/// What a chunk covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChunkKind {
+    /// A top-level function (with its nested functions).
+    Function,
+    /// A method; content starts with its class line.
+    Method,
+    /// A class (full text, or an outline for long classes).
+    Class,
+    /// Module-level code between definitions.
+    Module,
+    /// A piece of a non-Python text file.
+    Text,
+}
+
+impl ChunkKind {
+    /// The lowercase name used in JSON and tool arguments.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChunkKind::Function => "function",
+            ChunkKind::Method => "method",
+            ChunkKind::Class => "class",
+            ChunkKind::Module => "module",
+            ChunkKind::Text => "text",
+        }
+    }
+}
+
+impl std::fmt::Display for ChunkKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An unknown chunk kind name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown chunk type '{0}'; use one of: function, method, class, module, text")]
+pub struct UnknownChunkKind(pub String);
+
+impl FromStr for ChunkKind {
+    type Err = UnknownChunkKind;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "function" => Ok(ChunkKind::Function),
+            "method" => Ok(ChunkKind::Method),
+            "class" => Ok(ChunkKind::Class),
+            "module" => Ok(ChunkKind::Module),
+            "text" => Ok(ChunkKind::Text),
+            _ => Err(UnknownChunkKind(s.to_string())),
+        }
+    }
+}
+
+/// Semantic metadata of a chunk (used by `get_implementation` scopes and shown to agents).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChunkMeta {
+    /// Calls made, dotted as written (`helper`, `self._merge`, `os.path.join`); first
+    /// occurrence order, deduplicated.
+    pub calls: Vec<String>,
+    /// The file's imports that this chunk uses, as full dotted paths.
+    pub imports_used: Vec<String>,
+    /// Exception types named in `except` clauses.
+    pub exceptions_handled: Vec<String>,
+    /// Line count of the chunk's span.
+    pub complexity: usize,
+    /// Annotated types (parameters, return types, annotated assignments), as written.
+    pub types: Vec<String>,
+}
+
+/// One searchable piece of a file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Chunk {
+    /// Stable id: `<file>:<start>-<end>`.
+    pub id: String,
+    /// Repository-relative, `/`-separated path.
+    pub file: String,
+    /// First line (1-based; the first decorator for decorated definitions).
+    pub start_line: usize,
+    /// Last line (1-based, inclusive).
+    pub end_line: usize,
+    /// What the chunk covers.
+    pub kind: ChunkKind,
+    /// Qualified name for functions, methods and classes (`func`, `Class`,
+    /// `Class.method`, `Outer.Inner.method`); `None` for module and text chunks.
+    pub name: Option<String>,
+    /// The text that is searched and shown.
+    pub content: String,
+    /// Semantic metadata.
+    pub meta: ChunkMeta,
+}
+
+const PY_EXT: &[&str] = &["py", "pyi"];
+const TEXT_EXT: &[&str] = &[
+    "md", "markdown", "rst", "txt", "toml", "cfg", "ini", "yaml", "yml",
+];
+
+fn extension(rel_path: &str) -> Option<String> {
+    let name = rel_path.rsplit('/').next().unwrap_or(rel_path);
+    let (stem, ext) = name.rsplit_once('.')?;
+    (!stem.is_empty()).then(|| ext.to_ascii_lowercase())
+}
+
+/// Whether a file is chunked at all: Python sources and the text formats listed in the
+/// module docs.
+pub fn is_indexable(rel_path: &str) -> bool {
+    extension(rel_path)
+        .is_some_and(|e| PY_EXT.contains(&e.as_str()) || TEXT_EXT.contains(&e.as_str()))
+}
+
+/// Splits one file into chunks (see the module docs). Non-indexable paths and empty
+/// files give no chunks. Chunks are ordered by start line.
+pub fn chunk_file(rel_path: &str, text: &str) -> Vec<Chunk> {
+    let Some(ext) = extension(rel_path) else {
+        return Vec::new();
+    };
+    let mut chunks = if PY_EXT.contains(&ext.as_str()) {
+        python::python_chunks(rel_path, text)
+    } else if TEXT_EXT.contains(&ext.as_str()) {
+        text::text_chunks(
+            rel_path,
+            text,
+            matches!(ext.as_str(), "md" | "markdown" | "rst"),
+        )
+    } else {
+        Vec::new()
+    };
+    chunks.sort_by_key(|c| (c.start_line, std::cmp::Reverse(c.end_line)));
+    let mut seen = HashSet::new();
+    for c in &mut chunks {
+        let mut id = format!("{rel_path}:{}-{}", c.start_line, c.end_line);
+        if !seen.insert(id.clone()) {
+            id = format!("{id}:{}", c.name.as_deref().unwrap_or(c.kind.as_str()));
+            seen.insert(id.clone());
+        }
+        c.id = id;
+    }
+    chunks
+}
+
+#[cfg(test)]
+mod tests;
