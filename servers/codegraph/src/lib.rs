@@ -4,7 +4,7 @@
 //! It builds LocAgent's dependency graph (`dependency_graph/build_graph.py`, graph
 //! version v2.3), its BM25 indexes and fuzzy entity search, and serves LocAgent's
 //! tools over MCP. The behaviour reproduced, quirks included, is specified in the
-//! project spec (`../shared/spec/locagent.md`); deliberate differences are listed in
+//! specification (`SPEC.md` at the top of the repository); deliberate differences are listed in
 //! `FIDELITY.md`.
 //!
 //! # Principal types and data flow
@@ -26,8 +26,10 @@
 //! - [`builder::build_graph`] / [`builder::build_graph_with`]: build it from a directory.
 //! - [`export`]: the reference TSV format.
 //! - [`chunk`], [`bm25`]: LocAgent's code chunks and its BM25 retrievers.
-//! - [`fuzzy`], [`traverse`], [`format`], [`snippets`], [`retrieve`]: the tool logic.
-//! - [`cache`], [`tools`], [`server`]: persistence, the tool surface, MCP.
+//! - [`fuzzy`], [`traverse`], [`format`], [`search_code`] (the `search_code` tool's
+//!   engine), [`retrievers`] (the BM25 back ends behind two traits): the tool logic.
+//! - [`cache`], [`tools`], [`server`]: persistence, the tool surface (split by
+//!   concept: arguments, results, repository, traversal, search, code), MCP.
 //!
 //! # Example
 //!
@@ -59,8 +61,8 @@ pub mod graph;
 pub mod cache;
 pub mod format;
 pub mod fuzzy;
-pub mod retrieve;
+pub mod retrievers;
+pub mod search_code;
 pub mod server;
-pub mod snippets;
 pub mod tools;
 pub mod traverse;

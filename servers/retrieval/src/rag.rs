@@ -18,6 +18,8 @@ use regex::Regex;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::tools::CodeChunk;
+
 /// Base URL of the OpenAI-compatible API, e.g. `https://api.openai.com/v1`.
 pub const ENV_BASE_URL: &str = "NAVBENCH_LLM_BASE_URL";
 /// Model name sent in the request, e.g. `gpt-4o-mini`.
@@ -137,25 +139,6 @@ impl LlmConfig {
     }
 }
 
-/// One retrieved chunk shown to the model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct EvidenceChunk {
-    /// Repo-relative path.
-    pub file_path: String,
-    /// First line (1-based).
-    pub start_line: usize,
-    /// Last line (inclusive).
-    pub end_line: usize,
-    /// The chunk's text.
-    pub content: String,
-    /// Retrieval score, 0–1.
-    pub relevance_score: f32,
-    /// function, method, class, module or text.
-    pub chunk_type: String,
-    /// Qualified name, when the chunk is a definition.
-    pub name: Option<String>,
-}
-
 /// A `[file:start-end]` citation found in an answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Citation {
@@ -188,7 +171,7 @@ using the line numbers shown, narrowed to the lines that support the claim. Do n
 that is not in the evidence. If the evidence does not answer the question, say so plainly.";
 
 /// The user message: the question and the numbered evidence.
-pub fn user_message(question: &str, evidence: &[EvidenceChunk]) -> String {
+pub fn user_message(question: &str, evidence: &[CodeChunk]) -> String {
     let mut out = format!("Question: {question}\n\nEvidence:\n");
     for (i, chunk) in evidence.iter().enumerate() {
         let label = chunk
@@ -199,7 +182,7 @@ pub fn user_message(question: &str, evidence: &[EvidenceChunk]) -> String {
         out.push_str(&format!(
             "\n[{}] [{}:{}-{}]{label}\n",
             i + 1,
-            chunk.file_path,
+            chunk.file,
             chunk.start_line,
             chunk.end_line
         ));
@@ -221,7 +204,7 @@ pub fn user_message(question: &str, evidence: &[EvidenceChunk]) -> String {
 pub fn answer(
     config: &LlmConfig,
     question: &str,
-    evidence: &[EvidenceChunk],
+    evidence: &[CodeChunk],
 ) -> Result<RagAnswer, RagError> {
     let text = chat(config, SYSTEM_PROMPT, &user_message(question, evidence))?;
     let citations = check_citations(&parse_citations(&text), evidence);
@@ -324,7 +307,7 @@ pub fn parse_citations(text: &str) -> Vec<(String, usize, usize)> {
 /// Marks each citation verified when an evidence chunk of its file spans its lines.
 pub fn check_citations(
     citations: &[(String, usize, usize)],
-    evidence: &[EvidenceChunk],
+    evidence: &[CodeChunk],
 ) -> Vec<Citation> {
     citations
         .iter()
@@ -333,7 +316,7 @@ pub fn check_citations(
             start_line: *start,
             end_line: *end,
             verified: evidence.iter().any(|e| {
-                e.file_path.trim_start_matches("./") == file
+                e.file.trim_start_matches("./") == file
                     && e.start_line <= *start
                     && *end <= e.end_line
             }),
@@ -346,15 +329,17 @@ mod tests {
     use super::*;
     use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 
-    fn evidence() -> Vec<EvidenceChunk> {
-        vec![EvidenceChunk {
-            file_path: "pkg/auth.py".into(),
+    fn evidence() -> Vec<CodeChunk> {
+        vec![CodeChunk {
+            file: "pkg/auth.py".into(),
+            lines: "10-30".into(),
             start_line: 10,
             end_line: 30,
             content: "def login(user):\n    return check(user)\n".into(),
-            relevance_score: 0.9,
+            score: Some(0.9),
             chunk_type: "function".into(),
             name: Some("login".into()),
+            ..CodeChunk::default()
         }]
     }
 

@@ -10,14 +10,15 @@
 use std::sync::Arc;
 
 use navbench_server_support::mcp::{call_tool, input_schema, output_schema};
+use navbench_server_support::start::server_info;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CallToolResult, ErrorData, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
-    Implementation, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, PaginatedRequestParams, Prompt, PromptArgument, PromptMessage,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig,
+    JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, tool, tool_handler, tool_router};
@@ -464,18 +465,16 @@ fn resource_error(e: ToolError) -> ErrorData {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for RetrievalServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
+        server_info(
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
                 .enable_prompts()
                 .build(),
-        )
-        .with_server_info(Implementation::new(
             "navbench-retrieval",
             env!("CARGO_PKG_VERSION"),
-        ))
-        .with_instructions(INSTRUCTIONS)
+            INSTRUCTIONS,
+        )
     }
 
     async fn list_resources(

@@ -328,7 +328,7 @@ async fn repository_tools_resources_and_prompts() {
     )
     .await;
     let v = ok(&r);
-    assert_eq!(v["results"][0]["file_path"], "shop/cart.py", "{v}");
+    assert_eq!(v["results"][0]["file"], "shop/cart.py", "{v}");
     assert!(text(&r).contains("[shop/cart.py:"));
     let chunk_uri = v["results"][0]["chunk_uri"]
         .as_str()
@@ -355,7 +355,7 @@ async fn repository_tools_resources_and_prompts() {
         json!({"repo_id": prefix, "query": "charge", "file_filter": "payment"}),
     )
     .await);
-    assert_eq!(result_files(&v, "file_path"), ["shop/payment.py"]);
+    assert_eq!(result_files(&v, "file"), ["shop/payment.py"]);
     let r = call(
         &client,
         "search_code",
@@ -440,7 +440,7 @@ async fn repository_tools_resources_and_prompts() {
         json!({"repo_id": prefix, "query": "refund_order"}),
     )
     .await);
-    assert_eq!(v["results"][0]["file_path"], "shop/refund.py");
+    assert_eq!(v["results"][0]["file"], "shop/refund.py");
     let v = ok(&call(&client, "update_repository", json!({"repo_id": prefix})).await);
     assert_eq!(v["files_changed"], 0);
 
@@ -485,7 +485,7 @@ async fn repository_tools_resources_and_prompts() {
         json!({"repo_id": git_id, "query": "compute_crc"}),
     )
     .await);
-    assert_eq!(v["results"][0]["file_path"], "lib/core.py");
+    assert_eq!(v["results"][0]["file"], "lib/core.py");
     let v = ok(&call(&client, "get_repository_info", json!({"repo_id": git_id})).await);
     assert_eq!(v["indexed_files"], json!(["lib/core.py", "lib/io.py"]));
     assert_eq!(v["last_commit"], second.as_str());
@@ -740,7 +740,7 @@ async fn registry_survives_restarts_and_crashes() {
         json!({"repo_id": id, "query": "charge_card"}),
     )
     .await);
-    assert_eq!(v["results"][0]["file_path"], "shop/payment.py");
+    assert_eq!(v["results"][0]["file"], "shop/payment.py");
     // The crashed one refuses searches with the reason.
     let r = call(
         &client,
@@ -797,7 +797,9 @@ async fn real_minilm_finds_code_by_meaning_when_installed() {
     let dir = std::env::var_os("NAVBENCH_MODEL_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| {
-            navbench_retrieval::model::default_model_dir(&navbench_retrieval::default_cache_dir())
+            navbench_retrieval::model::default_model_dir(
+                &navbench_server_support::cache::default_cache_dir(),
+            )
         });
     if !dir.join("model.safetensors").is_file() {
         eprintln!(

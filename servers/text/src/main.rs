@@ -3,25 +3,11 @@
 use std::process::ExitCode;
 
 use clap::Parser as _;
-use tracing_subscriber::EnvFilter;
+use navbench_server_support::start;
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let cli = navbench_text::Cli::parse();
-    // stdout carries MCP only; every log line goes to stderr.
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")),
-        )
-        .init();
-    match navbench_text::serve_stdio(&cli).await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            tracing::error!("{e:#}");
-            eprintln!("navbench-text: error: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+    start::main("navbench-text", "warn", || {
+        start::runtime()?.block_on(navbench_text::serve_stdio(&cli))
+    })
 }

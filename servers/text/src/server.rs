@@ -10,9 +10,10 @@
 use std::sync::Arc;
 
 use navbench_server_support::mcp::{call_tool, input_schema, output_schema};
+use navbench_server_support::start::server_info;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, Implementation, JsonObject, ServerCapabilities, ServerConfig};
+use rmcp::model::{CallToolResult, JsonObject, ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -152,12 +153,12 @@ impl TextServer {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for TextServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                "navbench-text",
-                env!("CARGO_PKG_VERSION"),
-            ))
-            .with_instructions(INSTRUCTIONS)
+        server_info(
+            ServerCapabilities::builder().enable_tools().build(),
+            "navbench-text",
+            env!("CARGO_PKG_VERSION"),
+            INSTRUCTIONS,
+        )
     }
 }
 

@@ -1,5 +1,5 @@
-//! `search_code_snippets` (spec §4.2–4.4): the original's term search, behind the
-//! `search_code` tool.
+//! The `search_code` tool's engine: the original's `search_code_snippets` (spec
+//! §4.2–4.4), a term search.
 //!
 //! For every term (plus, with several terms, a joint term): an exact entity id gives
 //! the complete code; otherwise the entity-name dictionary gives previews or folded
@@ -19,7 +19,7 @@ use regex::Regex;
 use crate::format::{CodeLimit, FormatMode, QueryResult};
 use crate::fuzzy::FuzzyIndex;
 use crate::graph::{NodeIndex, NodeKind, file_part};
-use crate::retrieve::{ContentRetriever, ModuleRetriever};
+use crate::retrievers::{ContentRetriever, ModuleRetriever};
 use crate::traverse::{RepoGraph, is_test_file};
 
 /// Everything a search needs.
@@ -441,6 +441,11 @@ impl<'a> Searcher<'a> {
 /// Runs the search for `terms` (spec §4.2). `pattern` restricts the files searched
 /// (glob with `*`/`?`/`[`, else substring; `None`: all files); `top_k` caps the
 /// results of each term's content search (the original's 5).
+///
+/// Steps, as the original's: the files searched → each term's entity and content
+/// search ([`search_terms`]) → `merge_query_results` ([`merge_per_node`]) →
+/// `rank_and_aggr_query_results` ([`group_by_terms`]) → one text block per group
+/// ([`render_group`]).
 pub fn search_code_snippets(
     ctx: &SearchContext<'_>,
     terms: &[String],
@@ -448,11 +453,53 @@ pub fn search_code_snippets(
     top_k: usize,
 ) -> SearchOutcome {
     let mut text = String::new();
-    let include: HashSet<&str> = match pattern {
+    let include = files_searched(ctx, pattern, &mut text);
+    let s = Searcher {
+        ctx,
+        include,
+        top_k,
+    };
+    let (queries, all) = search_terms(&s, terms, &mut text);
+    let groups = group_by_terms(merge_per_node(all), queries.len());
+    let g = ctx.graph;
+    let mut out_groups = Vec::new();
+    for (key, results) in groups {
+        let names: Vec<String> = key.iter().map(|&i| queries[i].clone()).collect();
+        let desc: Vec<String> = names.iter().map(|t| format!("\"{t}\"")).collect();
+        text += &format!(
+            "##Searching for term {}...\n### Search Result:\n",
+            desc.join(", ")
+        );
+        let (cur, shown) = render_group(ctx, &results);
+        if cur.trim().is_empty() {
+            text += "No locations found.\n\n";
+        } else {
+            text += &cur;
+        }
+        out_groups.push(SearchGroup {
+            terms: names,
+            results: shown.into_iter().map(|r| search_hit(g, r)).collect(),
+        });
+    }
+    SearchOutcome {
+        text: text.trim().to_string(),
+        terms: queries,
+        groups: out_groups,
+    }
+}
+
+/// The files `pattern` selects (all files when it selects none, with a note in
+/// `text`, or when there is no pattern).
+fn files_searched<'a>(
+    ctx: &SearchContext<'a>,
+    pattern: Option<&str>,
+    text: &mut String,
+) -> HashSet<&'a str> {
+    match pattern {
         Some(p) => {
             let m = matching_files(ctx.all_files, p);
             if m.is_empty() {
-                text += &format!(
+                *text += &format!(
                     "No files found for file pattern '{p}'. Will search all files.\n...\n"
                 );
                 ctx.all_files.iter().map(String::as_str).collect()
@@ -461,18 +508,21 @@ pub fn search_code_snippets(
             }
         }
         None => ctx.all_files.iter().map(String::as_str).collect(),
-    };
-    let s = Searcher {
-        ctx,
-        include,
-        top_k,
-    };
+    }
+}
 
-    // Terms: drop test terms, add the joint term.
+/// Searches each term (test terms dropped with a note in `text`; with several terms a
+/// joint term is added, and a term answered decisively by name drops out of it).
+/// Returns the queries searched and every result, tagged with its query's index.
+fn search_terms(
+    s: &Searcher<'_>,
+    terms: &[String],
+    text: &mut String,
+) -> (Vec<String>, Vec<QueryResult>) {
     let mut filter_terms: Vec<String> = Vec::new();
     for t in terms {
         if is_test_file(t) {
-            text += &format!(
+            *text += &format!(
                 "No results for test files: `{t}`. Please do not search for any test files.\n\n"
             );
         } else {
@@ -510,8 +560,12 @@ pub fn search_code_snippets(
         }
         all.extend(found);
     }
+    (queries, all)
+}
 
-    // merge_query_results: code snippets as they are, the rest merged per node.
+/// The original's `merge_query_results`: code snippets as they are, the rest merged
+/// per node (queries united, the most complete format kept).
+fn merge_per_node(all: Vec<QueryResult>) -> Vec<QueryResult> {
     let priority = |m: FormatMode| m as u8;
     let mut merged: Vec<QueryResult> = Vec::new();
     let mut by_nid: Vec<QueryResult> = Vec::new();
@@ -536,8 +590,15 @@ pub fn search_code_snippets(
         }
     }
     merged.extend(by_nid);
+    merged
+}
 
-    // rank_and_aggr_query_results: group by query list, order groups by first query.
+/// The original's `rank_and_aggr_query_results`: results grouped by their query list,
+/// groups ordered by their first query.
+fn group_by_terms(
+    merged: Vec<QueryResult>,
+    n_queries: usize,
+) -> Vec<(Vec<usize>, Vec<QueryResult>)> {
     let mut groups: Vec<(Vec<usize>, Vec<QueryResult>)> = Vec::new();
     for qr in merged {
         match groups.iter_mut().find(|(k, _)| *k == qr.queries) {
@@ -545,132 +606,123 @@ pub fn search_code_snippets(
             None => groups.push((qr.queries.clone(), vec![qr])),
         }
     }
-    groups.sort_by_key(|(k, _)| {
-        (0..queries.len())
-            .find(|i| k.contains(i))
-            .unwrap_or(queries.len())
-    });
+    groups.sort_by_key(|(k, _)| (0..n_queries).find(|i| k.contains(i)).unwrap_or(n_queries));
+    groups
+}
 
+/// One group's text (complete, code snippet, preview, then fold results) and the
+/// results shown, in that order.
+fn render_group<'r>(
+    ctx: &SearchContext<'_>,
+    results: &'r [QueryResult],
+) -> (String, Vec<&'r QueryResult>) {
     let g = ctx.graph;
-    let mut out_groups = Vec::new();
-    for (key, results) in groups {
-        let names: Vec<String> = key.iter().map(|&i| queries[i].clone()).collect();
-        let desc: Vec<String> = names.iter().map(|t| format!("\"{t}\"")).collect();
-        text += &format!(
-            "##Searching for term {}...\n### Search Result:\n",
-            desc.join(", ")
-        );
-        let mut cur = String::new();
-        let mut shown: Vec<&QueryResult> = Vec::new();
-        for mode in [
-            FormatMode::Complete,
-            FormatMode::CodeSnippet,
-            FormatMode::Preview,
-            FormatMode::Fold,
-        ] {
-            let of_mode: Vec<&QueryResult> = results.iter().filter(|r| r.mode == mode).collect();
-            if of_mode.is_empty() {
-                continue;
+    let mut cur = String::new();
+    let mut shown: Vec<&QueryResult> = Vec::new();
+    for mode in [
+        FormatMode::Complete,
+        FormatMode::CodeSnippet,
+        FormatMode::Preview,
+        FormatMode::Fold,
+    ] {
+        let of_mode: Vec<&QueryResult> = results.iter().filter(|r| r.mode == mode).collect();
+        if of_mode.is_empty() {
+            continue;
+        }
+        let listed = match mode {
+            FormatMode::Fold => {
+                render_folds(ctx, &of_mode, &mut cur);
+                of_mode
             }
-            match mode {
-                FormatMode::Fold => {
-                    let mut src = "";
-                    for qr in &of_mode {
-                        if src.is_empty() {
-                            src = &qr.source;
-                        }
-                        if src != qr.source {
-                            cur += &format!("Source: {src}\n\n");
-                            src = &qr.source;
-                        }
-                        cur += &qr.format_output(g, ctx.limit);
-                        shown.push(qr);
-                    }
-                    cur += &format!("Source: {src}\n");
-                    if of_mode.len() > 1 {
-                        cur += "Hint: Use more detailed query to get the full content of some if needed.\n";
-                    } else {
-                        cur += &format!(
-                            "Hint: Search `{}` for the full content if needed.\n",
-                            of_mode[0].nid
-                        );
-                    }
-                    cur += "\n";
-                }
-                FormatMode::Preview => {
-                    let mut kept: Vec<&QueryResult> = Vec::new();
-                    let mut by_file: Vec<(&str, Vec<&QueryResult>)> = Vec::new();
-                    for qr in &of_mode {
-                        if i64::from(qr.end_line) - i64::from(qr.start_line) < 100 {
-                            match by_file.iter_mut().find(|(f, _)| *f == qr.file_path) {
-                                Some((_, v)) => v.push(qr),
-                                None => by_file.push((&qr.file_path, vec![qr])),
-                            }
-                        } else {
-                            kept.push(qr);
-                        }
-                    }
-                    for (_, mut rs) in by_file {
-                        rs.sort_by_key(|r| (r.start_line, std::cmp::Reverse(r.end_line)));
-                        let mut max_end: i64 = -1;
-                        for r in rs {
-                            if i64::from(r.end_line) > max_end {
-                                kept.push(r);
-                                max_end = i64::from(r.end_line);
-                            }
-                        }
-                    }
-                    for qr in kept {
-                        cur += &qr.format_output(g, ctx.limit);
-                        cur += "\n";
-                        shown.push(qr);
-                    }
-                }
-                _ => {
-                    for qr in of_mode {
-                        cur += &qr.format_output(g, ctx.limit);
-                        cur += "\n";
-                        shown.push(qr);
-                    }
-                }
+            FormatMode::Preview => preview_kept(of_mode),
+            _ => of_mode,
+        };
+        if mode != FormatMode::Fold {
+            for qr in &listed {
+                cur += &qr.format_output(g, ctx.limit);
+                cur += "\n";
             }
         }
-        cur += "\n\n";
-        if cur.trim().is_empty() {
-            text += "No locations found.\n\n";
-        } else {
-            text += &cur;
-        }
-        out_groups.push(SearchGroup {
-            terms: names,
-            results: shown
-                .into_iter()
-                .map(|r| SearchHit {
-                    format: match r.mode {
-                        FormatMode::Complete => "complete",
-                        FormatMode::CodeSnippet => "code_snippet",
-                        FormatMode::Preview => "preview",
-                        FormatMode::Fold => "fold",
-                    }
-                    .to_string(),
-                    id: r.nid.clone(),
-                    r#type: g
-                        .graph()
-                        .node_by_id(&r.nid)
-                        .map_or("file", |n| n.kind.as_str())
-                        .to_string(),
-                    file: r.file_path.clone(),
-                    start_line: (r.start_line > 0).then_some(r.start_line),
-                    end_line: (r.end_line > 0).then_some(r.end_line),
-                    source: r.source.clone(),
-                })
-                .collect(),
-        });
+        shown.extend(listed);
     }
-    SearchOutcome {
-        text: text.trim().to_string(),
-        terms: queries,
-        groups: out_groups,
+    cur += "\n\n";
+    (cur, shown)
+}
+
+/// Fold results: their lines with a `Source:` line whenever the source changes, and a
+/// hint on getting the full content.
+fn render_folds(ctx: &SearchContext<'_>, of_mode: &[&QueryResult], cur: &mut String) {
+    let mut src = "";
+    for qr in of_mode {
+        if src.is_empty() {
+            src = &qr.source;
+        }
+        if src != qr.source {
+            *cur += &format!("Source: {src}\n\n");
+            src = &qr.source;
+        }
+        *cur += &qr.format_output(ctx.graph, ctx.limit);
+    }
+    *cur += &format!("Source: {src}\n");
+    if of_mode.len() > 1 {
+        *cur += "Hint: Use more detailed query to get the full content of some if needed.\n";
+    } else {
+        *cur += &format!(
+            "Hint: Search `{}` for the full content if needed.\n",
+            of_mode[0].nid
+        );
+    }
+    *cur += "\n";
+}
+
+/// Preview results kept: long ones (100 lines or more) as they are, then per file the
+/// short ones not nested in an earlier one (by start line, longest first).
+fn preview_kept(of_mode: Vec<&QueryResult>) -> Vec<&QueryResult> {
+    let mut kept: Vec<&QueryResult> = Vec::new();
+    let mut by_file: Vec<(&str, Vec<&QueryResult>)> = Vec::new();
+    for qr in of_mode {
+        if i64::from(qr.end_line) - i64::from(qr.start_line) < 100 {
+            match by_file.iter_mut().find(|(f, _)| *f == qr.file_path) {
+                Some((_, v)) => v.push(qr),
+                None => by_file.push((&qr.file_path, vec![qr])),
+            }
+        } else {
+            kept.push(qr);
+        }
+    }
+    for (_, mut rs) in by_file {
+        rs.sort_by_key(|r| (r.start_line, std::cmp::Reverse(r.end_line)));
+        let mut max_end: i64 = -1;
+        for r in rs {
+            if i64::from(r.end_line) > max_end {
+                kept.push(r);
+                max_end = i64::from(r.end_line);
+            }
+        }
+    }
+    kept
+}
+
+/// The structured form of a shown result.
+fn search_hit(g: &RepoGraph, r: &QueryResult) -> SearchHit {
+    SearchHit {
+        format: match r.mode {
+            FormatMode::Complete => "complete",
+            FormatMode::CodeSnippet => "code_snippet",
+            FormatMode::Preview => "preview",
+            FormatMode::Fold => "fold",
+        }
+        .to_string(),
+        id: r.nid.clone(),
+        r#type: g
+            .graph()
+            .node_by_id(&r.nid)
+            .map_or("file", |n| n.kind.as_str())
+            .to_string(),
+        file: r.file_path.clone(),
+        start_line: (r.start_line > 0).then_some(r.start_line),
+        end_line: (r.end_line > 0).then_some(r.end_line),
+        source: r.source.clone(),
     }
 }
 

@@ -1,0 +1,173 @@
+//! Repository management: `init_repository` (build or load the graph and indexes)
+//! and `reset_repository`.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use navbench_server_support::sandbox::Sandbox;
+
+use super::*;
+use crate::cache::{CacheEntry, CacheError, CacheKey};
+use crate::fuzzy::FuzzyIndex;
+use crate::traverse::RepoGraph;
+
+/// Where to go after `init_repository`.
+const NEXT_STEP: &str = "Next: explore_tree(path='/') for the layout; search_code / search_entities with names and keywords from the issue; get_dependencies on candidates (callers: direction='upstream'); get_code for their full code.";
+
+impl CodegraphTools {
+    /// `init_repository`: builds (or loads from the cache) the graph and indexes.
+    pub fn init_repository(
+        &self,
+        args: &InitRepositoryArgs,
+    ) -> Result<ToolOutput<InitOutput>, ToolError> {
+        let started = Instant::now();
+        let path = args.repo_path.trim();
+        if path.is_empty() {
+            return Err(invalid(
+                "repo_path is empty; pass the absolute path of the repository checkout",
+            ));
+        }
+        let sandbox = Sandbox::new(path).map_err(|e| {
+            invalid(format!(
+                "{e}. repo_path must be an existing directory (the repository checkout)"
+            ))
+        })?;
+        let root = sandbox.root().to_path_buf();
+        let force = args.force_rebuild.unwrap_or(false);
+        let entry = CacheEntry::new(&self.cache_dir, CacheKey::of(&root));
+        let (graph, cache) = self.load_or_build(&root, &entry, force)?;
+        let retrievers = crate::retrievers::open_or_build(
+            &root,
+            &graph,
+            &entry.dir.join("bm25"),
+            force || cache != "hit",
+        );
+        let rg = RepoGraph::new(graph);
+        let fuzzy = FuzzyIndex::build(rg.graph());
+        let all_files: Vec<String> = rg
+            .graph()
+            .node_indices()
+            .filter(|&ix| rg.kind(ix) == NodeKind::File && !rg.is_test(ix))
+            .map(|ix| rg.id(ix).to_string())
+            .collect();
+        let counts = rg.graph().node_counts();
+        let count = |k: NodeKind| counts.iter().find(|(kk, _)| *kk == k).map_or(0, |c| c.1);
+        let data = InitOutput {
+            root: root.to_string_lossy().into_owned(),
+            nodes: rg.graph().node_count(),
+            edges: rg.graph().edge_count(),
+            directories: count(NodeKind::Directory),
+            files: count(NodeKind::File),
+            classes: count(NodeKind::Class),
+            functions: count(NodeKind::Function),
+            build_ms: (started.elapsed().as_secs_f64() * 1e4).round() / 10.0,
+            cache: cache.to_string(),
+            fingerprint: entry.key.fingerprint.clone(),
+            content_search: retrievers.content.is_some(),
+            content_index: match (&retrievers.content, retrievers.cache_hit) {
+                (None, _) => "unavailable",
+                (Some(_), true) => "cached",
+                (Some(_), false) => "built",
+            }
+            .to_string(),
+            next_step: NEXT_STEP.to_string(),
+        };
+        let mut text = format!(
+            "Initialized repository {}\ngraph: {} nodes, {} edges ({} directories, {} files, {} classes, {} functions)\nbuild time: {:.1} ms; cache: {} ({}); BM25 code index: {}\n",
+            data.root,
+            data.nodes,
+            data.edges,
+            data.directories,
+            data.files,
+            data.classes,
+            data.functions,
+            data.build_ms,
+            data.cache,
+            data.fingerprint,
+            data.content_index
+        );
+        if let Some(note) = &retrievers.note {
+            text += &format!("note: {note}\n");
+        }
+        text += NEXT_STEP;
+        let repo = Repository {
+            sandbox,
+            graph: rg,
+            fuzzy,
+            retrievers,
+            all_files,
+        };
+        let mut guard = self.state.write().map_err(|_| {
+            ToolError::Init("internal state lock poisoned; restart the server".into())
+        })?;
+        *guard = Some(Arc::new(repo));
+        tracing::info!(root = %data.root, cache = %data.cache, ms = data.build_ms, "repository initialized");
+        Ok(ToolOutput::ok(text, data))
+    }
+
+    /// The graph from the cache, or built (and saved) when forced, missing, corrupt or
+    /// stale; with how the cache was used (`hit`, `miss`, `forced`, `corrupt`).
+    fn load_or_build(
+        &self,
+        root: &Path,
+        entry: &CacheEntry,
+        force: bool,
+    ) -> Result<(crate::graph::CodeGraph, &'static str), ToolError> {
+        Ok(if force {
+            (self.build_and_save(root, entry)?, "forced")
+        } else {
+            match entry.load_graph() {
+                Ok(g) => (g, "hit"),
+                Err(CacheError::Missing) => (self.build_and_save(root, entry)?, "miss"),
+                Err(e @ (CacheError::Corrupt(_) | CacheError::Io(_))) => {
+                    tracing::warn!(error = %e, path = %entry.graph_path().display(), "rebuilding");
+                    (self.build_and_save(root, entry)?, "corrupt")
+                }
+                Err(e @ CacheError::Stale(_)) => {
+                    tracing::info!(error = %e, "rebuilding");
+                    (self.build_and_save(root, entry)?, "miss")
+                }
+            }
+        })
+    }
+
+    fn build_and_save(
+        &self,
+        root: &Path,
+        entry: &CacheEntry,
+    ) -> Result<crate::graph::CodeGraph, ToolError> {
+        let graph = crate::builder::build_graph(root).map_err(|e| {
+            ToolError::Init(format!(
+                "building the graph of {} failed: {e}",
+                root.display()
+            ))
+        })?;
+        if let Err(e) = entry.save_graph(&graph) {
+            tracing::warn!(error = %e, dir = %entry.dir.display(), "cannot write the graph cache");
+        }
+        Ok(graph)
+    }
+
+    /// `reset_repository`: forgets the current repository.
+    pub fn reset_repository(&self) -> Result<ToolOutput<ResetOutput>, ToolError> {
+        let mut guard = self.state.write().map_err(|_| {
+            ToolError::Init("internal state lock poisoned; restart the server".into())
+        })?;
+        let previous = guard
+            .take()
+            .map(|r| r.sandbox.root().to_string_lossy().into_owned());
+        let text = match &previous {
+            Some(r) => format!(
+                "Repository context reset (was {r}). Call init_repository to work on a repository again."
+            ),
+            None => "No repository was initialized; nothing to reset.".to_string(),
+        };
+        Ok(ToolOutput::ok(
+            text,
+            ResetOutput {
+                previous_root: previous,
+            },
+        ))
+    }
+}
