@@ -337,6 +337,29 @@ fn record_failure(
     }
 }
 
+/// Keeps the instances the run asks for: `--instances`, then `--limit`, then the
+/// shard (last, so the union of the shards is exactly the unsharded run).
+fn select_instances(ds: &mut Dataset, cfg: &RunConfig) -> anyhow::Result<()> {
+    if !cfg.instances.is_empty() {
+        ds.select_ids(&cfg.instances)?;
+    }
+    if let Some(n) = cfg.limit {
+        ds.instances.truncate(n);
+    }
+    if ds.instances.is_empty() {
+        anyhow::bail!("dataset '{}' has no valid instance to run", ds.name);
+    }
+    if let Some(shard) = cfg.shard {
+        let before = ds.instances.len();
+        shard.select(&mut ds.instances);
+        eprintln!(
+            "navbench: shard {shard}: {} of {before} instance(s)",
+            ds.instances.len()
+        );
+    }
+    Ok(())
+}
+
 /// Runs the benchmark and returns the summary (also written to `summary.csv`).
 pub async fn run(cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummary>> {
     if cfg.variants.is_empty() {
@@ -350,24 +373,7 @@ pub async fn run(cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummary>> 
     let (mut ds, cache) = load_dataset(&cfg.dataset, &cfg.cache, &cfg.repo_url)?;
     let fingerprint = dataset_fingerprint(&ds.instances);
     let dataset_instances = ds.instances.len();
-    if !cfg.instances.is_empty() {
-        ds.select_ids(&cfg.instances)?;
-    }
-    if let Some(n) = cfg.limit {
-        ds.instances.truncate(n);
-    }
-    if ds.instances.is_empty() {
-        anyhow::bail!("dataset '{}' has no valid instance to run", ds.name);
-    }
-    // Sharding comes last, so the union of the shards is exactly the unsharded run.
-    if let Some(shard) = cfg.shard {
-        let before = ds.instances.len();
-        shard.select(&mut ds.instances);
-        eprintln!(
-            "navbench: shard {shard}: {} of {before} instance(s)",
-            ds.instances.len()
-        );
-    }
+    select_instances(&mut ds, &cfg)?;
     let out = RunOutput::open(&cfg.out)?;
     out.write_info(&RunInfo {
         dataset: ds.name.clone(),

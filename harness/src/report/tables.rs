@@ -256,19 +256,14 @@ fn f(x: f64) -> String {
     }
 }
 
-/// Writes `report.csv`: `section` (variant, repo, paired, tool), the keys (`variant`,
-/// `other`, `repo`, `tool`), `metric`, `n`, `value`, `ci_low`, `ci_high`, `p_value`,
-/// `a_only`, `b_only`. Accuracies are fractions; a paired row's value is `other −
-/// variant`.
-pub fn write_csv(path: &Path, data: &ReportData, stats: &Stats) -> anyhow::Result<()> {
-    let mut w =
-        csv::Writer::from_path(path).with_context(|| format!("cannot write {}", path.display()))?;
-    w.write_record([
-        "section", "variant", "other", "repo", "tool", "metric", "n", "value", "ci_low", "ci_high",
-        "p_value", "a_only", "b_only",
-    ])?;
+/// An estimate's value and interval as CSV cells.
+fn est(e: &Estimate) -> [String; 3] {
+    [f(e.value), f(e.lo), f(e.hi)]
+}
+
+/// The `variant` section: counts, every metric and every cost of each variant.
+fn write_variant_rows(w: &mut csv::Writer<std::fs::File>, stats: &Stats) -> anyhow::Result<()> {
     let names = metric_columns();
-    let est = |e: &Estimate| [f(e.value), f(e.lo), f(e.hi)];
     for v in &stats.variants {
         for (name, count) in [
             ("n_rows", v.n_rows),
@@ -326,6 +321,21 @@ pub fn write_csv(path: &Path, data: &ReportData, stats: &Stats) -> anyhow::Resul
             }
         }
     }
+    Ok(())
+}
+
+/// Writes `report.csv`: `section` (variant, repo, paired, tool), the keys (`variant`,
+/// `other`, `repo`, `tool`), `metric`, `n`, `value`, `ci_low`, `ci_high`, `p_value`,
+/// `a_only`, `b_only`. Accuracies are fractions; a paired row's value is `other −
+/// variant`.
+pub fn write_csv(path: &Path, data: &ReportData, stats: &Stats) -> anyhow::Result<()> {
+    let mut w =
+        csv::Writer::from_path(path).with_context(|| format!("cannot write {}", path.display()))?;
+    w.write_record([
+        "section", "variant", "other", "repo", "tool", "metric", "n", "value", "ci_low", "ci_high",
+        "p_value", "a_only", "b_only",
+    ])?;
+    write_variant_rows(&mut w, stats)?;
     let acc = acc_columns();
     for r in &stats.repos {
         for (name, e) in acc.iter().zip(&r.acc) {
