@@ -1,12 +1,25 @@
 //! Repository checkouts with git2: one bare mirror per repository under the cache,
 //! fetched once and reused, and per-instance work dirs holding the plain file tree of
-//! the base commit (as `git archive` would write it: no `.git` inside).
+//! the base commit (as `git archive` would write it: no `.git` inside, submodules as
+//! empty directories).
 //!
 //! Layout under the cache dir:
 //! - `mirrors/<owner>+<name>.git`: bare mirror of the repository;
 //! - `worktrees/<instance_id>/`: the tree at `base_commit`;
-//! - `worktrees/<instance_id>.commit`: the commit the tree was written from, so a
-//!   second run reuses it and a changed commit rewrites it.
+//! - `worktrees/<instance_id>.manifest.json`: what was written there, from which commit
+//!   ([`Manifest`]): a second run reuses the tree after re-hashing it, a changed commit
+//!   or a tampered tree rewrites it.
+//!
+//! [`RepoCache::checkout`] gives one instance's tree. [`RepoCache::checkout_tree`] can
+//! also start from the tree of an earlier instance of the same repository, moving it
+//! and writing only what the two commits' trees differ in ([`tree::apply_diff`]), and
+//! reports how the tree was made and the files a partial mirror could not provide.
+
+mod manifest;
+mod tree;
+
+pub use manifest::{Entry, Manifest};
+pub use tree::{SERVER_READ_EXTENSIONS, server_reads};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -35,6 +48,16 @@ pub enum CheckoutError {
         repo: String,
         commit: String,
         url: String,
+    },
+    #[error(
+        "`{path}` (blob {oid}) of {repo} is not in the mirror {mirror}: the source {url} is a partial clone or lacks the object, and servers read this file. Complete the source (a partial clone fetches one object with `git -C <source> cat-file -p {oid}`, or everything with `git -C <source> fetch --refetch --no-filter origin`, or clone it without --filter), then delete {mirror} so the next run fetches again"
+    )]
+    MissingBlob {
+        repo: String,
+        path: String,
+        oid: String,
+        url: String,
+        mirror: PathBuf,
     },
     #[error("git error on {path}: {message}")]
     Git { path: PathBuf, message: String },
@@ -162,6 +185,41 @@ impl RepoCache {
         Ok(mirror)
     }
 
+    /// Opens the mirror of `repo`, creating it if needed, and fetches every branch and
+    /// tag into it (a local source also lends its objects): for reading a
+    /// repository's history rather than one commit.
+    pub fn mirror_all(&self, repo: &str) -> Result<git2::Repository, CheckoutError> {
+        let (owner, name) = split_repo(repo)?;
+        let path = self
+            .root
+            .join("mirrors")
+            .join(format!("{owner}+{name}.git"));
+        let url = self.url_for(repo)?;
+        let lock = self.lock_for(repo);
+        let _guard = lock.lock().unwrap_or_else(|p| p.into_inner());
+        let gerr = |e: git2::Error| CheckoutError::Git {
+            path: path.clone(),
+            message: e.message().to_string(),
+        };
+        let mirror = match git2::Repository::open_bare(&path) {
+            Ok(r) => r,
+            Err(_) => {
+                std::fs::create_dir_all(&path).map_err(io_at(&path))?;
+                git2::Repository::init_bare(&path).map_err(gerr)?
+            }
+        };
+        if let Some(objects) = local_objects_dir(&url) {
+            borrow_objects(&mirror, &objects).map_err(gerr)?;
+        }
+        tracing::info!(repo, url = %url, "fetching every branch and tag");
+        fetch_all(&mirror, &url).map_err(|e| CheckoutError::Fetch {
+            repo: repo.to_string(),
+            url: url.clone(),
+            message: e.message().to_string(),
+        })?;
+        Ok(mirror)
+    }
+
     /// The text of `path` at `commit` of `repo` (None if absent or not UTF-8), read from
     /// the mirror without a checkout.
     pub fn read_file_at(
@@ -177,15 +235,105 @@ impl RepoCache {
         String::from_utf8(blob.content().to_vec()).ok()
     }
 
-    /// Writes the tree of `commit` into `worktrees/<instance_id>/` (reused when it is
-    /// already there for this commit) and returns the directory.
+    /// Writes the tree of `commit` into `worktrees/<instance_id>/` (reused, after
+    /// verification, when it is already there for this commit) and returns the
+    /// directory. Files a partial mirror lacks and no server reads are left out with a
+    /// logged warning; [`RepoCache::checkout_tree`] returns those warnings and can
+    /// start from an earlier instance's tree.
     pub fn checkout(
         &self,
         repo: &str,
         commit: &str,
         instance_id: &str,
     ) -> Result<PathBuf, CheckoutError> {
+        let done = self.checkout_tree(repo, commit, instance_id, None)?;
+        for w in &done.warnings {
+            tracing::warn!(instance_id, "{w}");
+        }
+        Ok(done.dir)
+    }
+
+    /// Writes the tree of `commit` into `worktrees/<instance_id>/`, the cheapest
+    /// verified way:
+    /// 1. the instance's own tree, when it holds `commit` and re-hashes as written;
+    /// 2. else the tree of `reuse_from` (an earlier instance of the same repository,
+    ///    which the caller is done with: it is moved, not copied), when it verifies,
+    ///    updated by the diff between its commit and `commit`;
+    /// 3. else a full write.
+    ///
+    /// A tree that fails verification is never used: it is deleted and written again.
+    pub fn checkout_tree(
+        &self,
+        repo: &str,
+        commit: &str,
+        instance_id: &str,
+        reuse_from: Option<&str>,
+    ) -> Result<Checkout, CheckoutError> {
         let mirror = self.mirror(repo, commit)?;
+        let url = self.url_for(repo)?;
+        let src = tree::Source {
+            repo,
+            url: &url,
+            mirror: mirror.path(),
+        };
+        let oid = git2::Oid::from_str(commit).map_err(|e| CheckoutError::Git {
+            path: mirror.path().to_path_buf(),
+            message: format!("'{commit}' is not a commit id: {}", e.message()),
+        })?;
+        let (dir, manifest_path) = self.worktree_paths(instance_id);
+        if let Some(m) = usable(&manifest_path, &dir, repo, Some(commit)) {
+            let warnings = m.warnings();
+            return Ok(Checkout {
+                dir,
+                warnings,
+                how: Materialization::Kept,
+            });
+        }
+        // From here on `dir` has no manifest until it is complete: a crash midway leaves
+        // a tree that the next run rewrites.
+        remove_if_exists(&manifest_path)?;
+        remove_if_exists(&dir)?;
+        let reusable = reuse_from
+            .filter(|prev| *prev != instance_id)
+            .and_then(|prev| {
+                let (pdir, pmanifest) = self.worktree_paths(prev);
+                let m = usable(&pmanifest, &pdir, repo, None)?;
+                std::fs::remove_file(&pmanifest).ok()?;
+                std::fs::rename(&pdir, &dir).ok()?;
+                Some((m, prev.to_string()))
+            });
+        let (manifest, how) = match reusable {
+            Some((old, from_instance)) => {
+                let from_commit = old.commit.clone();
+                let (m, changed) = tree::apply_diff(&mirror, old, oid, &dir, &src)?;
+                let how = Materialization::Diffed {
+                    from_instance,
+                    from_commit,
+                    changed,
+                };
+                (m, how)
+            }
+            None => {
+                remove_if_exists(&dir)?;
+                std::fs::create_dir_all(&dir).map_err(io_at(&dir))?;
+                (
+                    tree::write_fresh(&mirror, oid, &dir, &src)?,
+                    Materialization::Fresh,
+                )
+            }
+        };
+        manifest
+            .save(&manifest_path)
+            .map_err(io_at(&manifest_path))?;
+        Ok(Checkout {
+            dir,
+            warnings: manifest.warnings(),
+            how,
+        })
+    }
+
+    /// The work dir of an instance and its manifest file.
+    fn worktree_paths(&self, instance_id: &str) -> (PathBuf, PathBuf) {
         let safe_id: String = instance_id
             .chars()
             .map(|c| {
@@ -197,38 +345,69 @@ impl RepoCache {
             })
             .collect();
         let base = self.root.join("worktrees");
-        let dir = base.join(&safe_id);
-        let stamp = base.join(format!("{safe_id}.commit"));
-        let io = |path: &Path| {
-            let path = path.to_path_buf();
-            move |source| CheckoutError::Io { path, source }
-        };
-        if dir.is_dir() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(commit) {
-            return Ok(dir);
+        let manifest = base.join(format!("{safe_id}.manifest.json"));
+        (base.join(safe_id), manifest)
+    }
+}
+
+/// One instance's tree, and how it was obtained.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checkout {
+    /// The work dir holding the tree.
+    pub dir: PathBuf,
+    /// Files left out because the mirror lacks their blobs (none a server reads): one
+    /// message each, for the instance's row.
+    pub warnings: Vec<String>,
+    /// How the tree was made.
+    pub how: Materialization,
+}
+
+/// How [`RepoCache::checkout_tree`] obtained a tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Materialization {
+    /// The instance's own tree was already there and verified.
+    Kept,
+    /// An earlier instance's verified tree, updated by the diff of the two commits.
+    Diffed {
+        from_instance: String,
+        from_commit: String,
+        /// Paths added, deleted or modified.
+        changed: usize,
+    },
+    /// Written in full.
+    Fresh,
+}
+
+/// The manifest at `manifest_path` when `dir` holds exactly what it lists, for `repo`
+/// (and `commit`, if given); a tree that fails is logged and not used.
+fn usable(manifest_path: &Path, dir: &Path, repo: &str, commit: Option<&str>) -> Option<Manifest> {
+    let m = Manifest::load(manifest_path)?;
+    if m.repo != repo || commit.is_some_and(|c| c != m.commit) || !dir.is_dir() {
+        return None;
+    }
+    match m.verify(dir) {
+        Ok(()) => Some(m),
+        Err(why) => {
+            tracing::warn!(dir = %dir.display(), "tree changed since it was written ({why}); rewriting it");
+            None
         }
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir).map_err(io(&dir))?;
-        }
-        std::fs::create_dir_all(&dir).map_err(io(&dir))?;
-        let gerr = |e: git2::Error| CheckoutError::Git {
-            path: dir.clone(),
-            message: e.message().to_string(),
-        };
-        let oid = git2::Oid::from_str(commit).map_err(gerr)?;
-        let tree = mirror
-            .find_commit(oid)
-            .and_then(|c| c.tree())
-            .map_err(gerr)?;
-        let mut opts = git2::build::CheckoutBuilder::new();
-        opts.target_dir(&dir)
-            .force()
-            .update_index(false)
-            .recreate_missing(true);
-        mirror
-            .checkout_tree(tree.as_object(), Some(&mut opts))
-            .map_err(gerr)?;
-        std::fs::write(&stamp, commit).map_err(io(&stamp))?;
-        Ok(dir)
+    }
+}
+
+fn io_at(path: &Path) -> impl FnOnce(std::io::Error) -> CheckoutError + '_ {
+    move |source| CheckoutError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Removes a file or a directory tree; absent is fine.
+fn remove_if_exists(path: &Path) -> Result<(), CheckoutError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(path).map_err(io_at(path)),
+        Ok(_) => std::fs::remove_file(path).map_err(io_at(path)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(io_at(path)(e)),
     }
 }
 
@@ -369,3 +548,6 @@ pub(crate) mod tests {
         assert!(rc.url_for("bad").is_err());
     }
 }
+
+#[cfg(test)]
+mod tree_tests;
