@@ -29,7 +29,8 @@
 //! statistics of [`stats`]; [`compare`] checks a run against a baseline (CI's
 //! regression gate); [`merge`] combines the shards of one run; [`agreement`] compares
 //! derived gold with a dataset's own. [`mcp_config`] prints the client configuration
-//! that launches the same servers for a real agent.
+//! that launches the same servers for a real agent. [`dataset_from_git`] turns a
+//! repository's history into a dataset (`navbench dataset from-git`).
 //!
 //! The harness never links a server crate: servers are separate processes reached only
 //! over MCP.
@@ -62,6 +63,7 @@ pub mod checkout;
 pub mod cli;
 pub mod compare;
 pub mod dataset;
+pub mod dataset_from_git;
 pub mod gold;
 pub mod mcp_client;
 pub mod mcp_config;
