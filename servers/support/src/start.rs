@@ -8,7 +8,7 @@
 //! fn main() -> ExitCode {
 //!     navbench_server_support::start::main("navbench-example", "info", || {
 //!         let runtime = navbench_server_support::start::runtime()?;
-//!         runtime.block_on(async { Ok::<(), std::io::Error>(()) })
+//!         runtime.block_on(async { Ok::<(), Box<dyn std::error::Error>>(()) })
 //!     })
 //! }
 //! ```
