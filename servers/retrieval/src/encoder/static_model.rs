@@ -6,6 +6,7 @@ use std::path::Path;
 use rayon::prelude::*;
 use tokenizers::Tokenizer;
 
+use super::wordpiece::FastWordPiece;
 use super::{EMBEDDINGS_TENSOR, EncoderError, STATIC_FILES, io_err};
 
 /// Texts per rayon task: large enough that scheduling costs nothing next to
@@ -18,6 +19,8 @@ const TEXTS_PER_TASK: usize = 32;
 /// rayon pool.
 pub struct StaticEncoder {
     tokenizer: Tokenizer,
+    /// The ASCII fast path, when the tokenizer is a lowercasing BERT WordPiece.
+    fast: Option<FastWordPiece>,
     /// `vocab × dim`, row-major.
     table: Vec<f32>,
     dim: usize,
@@ -103,6 +106,7 @@ impl StaticEncoder {
         hasher.update(&weights);
         hasher.update(&tok_bytes);
         Ok(StaticEncoder {
+            fast: FastWordPiece::from_tokenizer_json(&tok_bytes),
             tokenizer,
             table,
             dim,
@@ -145,6 +149,12 @@ impl StaticEncoder {
 
     /// The token ids a text is encoded from (no special tokens added).
     pub fn token_ids(&self, text: &str) -> Result<Vec<u32>, EncoderError> {
+        let mut ids = Vec::with_capacity(text.len() / 3);
+        if let Some(fast) = &self.fast
+            && fast.encode(text, &mut ids)
+        {
+            return Ok(ids);
+        }
         let enc = self
             .tokenizer
             .encode_fast(text, false)
