@@ -39,6 +39,35 @@ pub enum Command {
     Merge(MergeArgs),
     /// Print the MCP client configuration that launches each variant's server.
     McpConfig(McpConfigArgs),
+    /// Build datasets.
+    #[command(subcommand)]
+    Dataset(DatasetCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DatasetCommand {
+    /// Turn commits that edit existing Python functions into localization instances
+    /// (JSONL, as `run --dataset FILE` reads); what was kept and skipped goes to stderr.
+    FromGit(FromGitArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct FromGitArgs {
+    /// A local repository (bare or not), or a URL fetched into the cache's mirrors.
+    #[arg(long, value_name = "PATH|URL")]
+    pub repo: String,
+    /// Only commits after this revision (sha, tag, branch).
+    #[arg(long, value_name = "REF")]
+    pub since: Option<String>,
+    /// Stop after this many instances.
+    #[arg(long, value_name = "N")]
+    pub max: Option<usize>,
+    /// Output file [default: stdout].
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Cache for mirrors [default: as for `run`].
+    #[arg(long)]
+    pub cache: Option<PathBuf>,
 }
 
 /// Where instances come from and how repositories are fetched.
@@ -232,6 +261,19 @@ async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Compare(a) => compare_command(a).await,
         Command::Merge(a) => Ok(merge_command(a)),
         Command::McpConfig(a) => mcp_config_command(a),
+        Command::Dataset(DatasetCommand::FromGit(a)) => {
+            let opts = crate::dataset_from_git::FromGitOptions {
+                since: a.since,
+                max: a.max,
+            };
+            let cache = a.cache.unwrap_or_else(default_cache);
+            let report = tokio::task::spawn_blocking(move || {
+                crate::dataset_from_git::command(&a.repo, &cache, &opts, a.out.as_deref())
+            })
+            .await??;
+            eprint!("{report}");
+            Ok(0)
+        }
     }
 }
 

@@ -344,6 +344,29 @@ fn repo_name_of_local(repo: &git2::Repository, path: &Path) -> String {
     })
 }
 
+/// `navbench dataset from-git`: builds the instances of `source` and writes them as
+/// JSONL to `out` (stdout when `None`); returns the report.
+pub fn command(
+    source: &str,
+    cache_dir: &Path,
+    opts: &FromGitOptions,
+    out: Option<&Path>,
+) -> anyhow::Result<FromGitReport> {
+    let (instances, report) = from_git(source, cache_dir, opts)?;
+    match out {
+        Some(path) => {
+            let file = std::fs::File::create(path)
+                .with_context(|| format!("cannot create {}", path.display()))?;
+            let mut w = std::io::BufWriter::new(file);
+            write_jsonl(&instances, &mut w)?;
+            std::io::Write::flush(&mut w)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
+        None => write_jsonl(&instances, &mut std::io::stdout().lock())?,
+    }
+    Ok(report)
+}
+
 /// Writes instances as JSONL, the format `navbench run --dataset FILE` reads.
 pub fn write_jsonl(instances: &[Instance], out: &mut dyn std::io::Write) -> anyhow::Result<()> {
     for inst in instances {
