@@ -10,6 +10,7 @@ use tree_sitter::Node;
 use super::ChunkMeta;
 use super::python::node_text;
 
+/// Cap on each metadata list, so generated code cannot blow up a chunk's metadata.
 const MAX_META: usize = 100;
 
 /// Something found while walking the tree, positioned at a 0-based row.

@@ -40,7 +40,6 @@ pub const MAX_CLASS_LINES: usize = 60;
 pub const MAX_TEXT_LINES: usize = 40;
 /// Maximum characters of a text chunk (a single longer line is cut).
 pub const MAX_TEXT_CHARS: usize = 2000;
-/// Cap on each metadata list, so generated code cannot blow up a chunk's metadata.
 
 /// What a chunk covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
