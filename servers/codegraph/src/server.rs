@@ -18,14 +18,12 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, JsonObject, ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 
 use crate::tools::{
     CodegraphTools, DependenciesOutput, ExploreTreeArgs, GetCodeArgs, GetCodeOutput,
     GetCodeSnippetArgs, GetDependenciesArgs, InitOutput, InitRepositoryArgs, Limits, ResetOutput,
     ResetRepositoryArgs, SearchCodeArgs, SearchCodeOutput, SearchEntitiesArgs,
-    SearchEntitiesOutput, SnippetOutput, ToolError, ToolOutput, TreeOutput,
+    SearchEntitiesOutput, SnippetOutput, TreeOutput,
 };
 
 /// The usage guide sent as the server's `instructions` (the role of the original
@@ -123,7 +121,8 @@ impl CodegraphServer {
         annotations(title = "Initialize repository", read_only_hint = false, open_world_hint = false)
     )]
     async fn init_repository(&self, Parameters(args): Parameters<JsonObject>) -> CallToolResult {
-        self.run(
+        call_tool(
+            Arc::clone(&self.tools),
             "init_repository",
             r#"{"repo_path": "/path/to/repo"}"#,
             args,
@@ -140,7 +139,8 @@ impl CodegraphServer {
         annotations(title = "Dependencies (DOT)", read_only_hint = true, open_world_hint = false)
     )]
     async fn get_dependencies(&self, Parameters(args): Parameters<JsonObject>) -> CallToolResult {
-        self.run(
+        call_tool(
+            Arc::clone(&self.tools),
             "get_dependencies",
             r#"{"entities": ["pkg/mod.py:Cls.meth"], "direction": "upstream", "depth": 2}"#,
             args,
@@ -157,7 +157,8 @@ impl CodegraphServer {
         annotations(title = "Explore tree", read_only_hint = true, open_world_hint = false)
     )]
     async fn explore_tree(&self, Parameters(args): Parameters<JsonObject>) -> CallToolResult {
-        self.run(
+        call_tool(
+            Arc::clone(&self.tools),
             "explore_tree",
             r#"{"path": "/", "depth": 2, "dependency_types": ["contains"]}"#,
             args,
@@ -174,7 +175,8 @@ impl CodegraphServer {
         annotations(title = "Search code", read_only_hint = true, open_world_hint = false)
     )]
     async fn search_code(&self, Parameters(args): Parameters<JsonObject>) -> CallToolResult {
-        self.run(
+        call_tool(
+            Arc::clone(&self.tools),
             "search_code",
             r#"{"query": ["QuerySet.filter", "timezone"], "top_k": 5}"#,
             args,
@@ -191,7 +193,8 @@ impl CodegraphServer {
         annotations(title = "Search entities", read_only_hint = true, open_world_hint = false)
     )]
     async fn search_entities(&self, Parameters(args): Parameters<JsonObject>) -> CallToolResult {
-        self.run(
+        call_tool(
+            Arc::clone(&self.tools),
             "search_entities",
             r#"{"query": ["config loader"], "top_k": 10, "entity_type": "class"}"#,
             args,
@@ -208,7 +211,8 @@ impl CodegraphServer {
         annotations(title = "Get code", read_only_hint = true, open_world_hint = false)
     )]
     async fn get_code(&self, Parameters(args): Parameters<JsonObject>) -> CallToolResult {
-        self.run(
+        call_tool(
+            Arc::clone(&self.tools),
             "get_code",
             r#"{"entities": ["pkg/mod.py:Cls.meth", "pkg/mod.py"]}"#,
             args,
@@ -225,7 +229,8 @@ impl CodegraphServer {
         annotations(title = "Get lines", read_only_hint = true, open_world_hint = false)
     )]
     async fn get_code_snippet(&self, Parameters(args): Parameters<JsonObject>) -> CallToolResult {
-        self.run(
+        call_tool(
+            Arc::clone(&self.tools),
             "get_code_snippet",
             r#"{"file": "pkg/mod.py", "start_line": 10, "end_line": 40}"#,
             args,
@@ -242,31 +247,14 @@ impl CodegraphServer {
         annotations(title = "Reset repository", read_only_hint = false, open_world_hint = false)
     )]
     async fn reset_repository(&self, Parameters(args): Parameters<JsonObject>) -> CallToolResult {
-        self.run(
+        call_tool(
+            Arc::clone(&self.tools),
             "reset_repository",
             "{}",
             args,
             |t, _a: ResetRepositoryArgs| t.reset_repository(),
         )
         .await
-    }
-}
-
-impl CodegraphServer {
-    /// Runs one tool call through the shared plumbing ([`call_tool`]).
-    async fn run<A, O, F>(
-        &self,
-        tool: &'static str,
-        example: &'static str,
-        args: JsonObject,
-        f: F,
-    ) -> CallToolResult
-    where
-        A: DeserializeOwned + Send + 'static,
-        O: Serialize + Send + 'static,
-        F: FnOnce(&CodegraphTools, A) -> Result<ToolOutput<O>, ToolError> + Send + 'static,
-    {
-        call_tool(Arc::clone(&self.tools), tool, example, args, f).await
     }
 }
 

@@ -15,12 +15,9 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, JsonObject, ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 
 use crate::tools::{
     GrepArgs, GrepOutput, ListFilesArgs, ListFilesOutput, ReadFileArgs, ReadFileOutput, TextTools,
-    ToolError, ToolOutput,
 };
 
 /// The usage guide sent as the server's `instructions`.
@@ -88,7 +85,8 @@ impl TextServer {
         annotations(title = "List files", read_only_hint = true, open_world_hint = false)
     )]
     async fn list_files(&self, Parameters(args): Parameters<JsonObject>) -> CallToolResult {
-        self.run(
+        call_tool(
+            Arc::clone(&self.tools),
             "list_files",
             r#"{"glob": "src/**/*.py", "max_results": 200}"#,
             args,
@@ -105,7 +103,8 @@ impl TextServer {
         annotations(title = "Read file", read_only_hint = true, open_world_hint = false)
     )]
     async fn read_file(&self, Parameters(args): Parameters<JsonObject>) -> CallToolResult {
-        self.run(
+        call_tool(
+            Arc::clone(&self.tools),
             "read_file",
             r#"{"path": "src/app.py", "start_line": 1, "end_line": 200}"#,
             args,
@@ -122,31 +121,14 @@ impl TextServer {
         annotations(title = "Search contents", read_only_hint = true, open_world_hint = false)
     )]
     async fn grep(&self, Parameters(args): Parameters<JsonObject>) -> CallToolResult {
-        self.run(
+        call_tool(
+            Arc::clone(&self.tools),
             "grep",
             r#"{"pattern": "def parse_", "glob": "*.py", "context_lines": 2}"#,
             args,
             |tools, a: GrepArgs| tools.grep(&a),
         )
         .await
-    }
-}
-
-impl TextServer {
-    /// Runs one tool call through the shared plumbing ([`call_tool`]).
-    async fn run<A, O, F>(
-        &self,
-        tool: &'static str,
-        example: &'static str,
-        args: JsonObject,
-        f: F,
-    ) -> CallToolResult
-    where
-        A: DeserializeOwned + Send + 'static,
-        O: Serialize + Send + 'static,
-        F: FnOnce(&TextTools, A) -> Result<ToolOutput<O>, ToolError> + Send + 'static,
-    {
-        call_tool(Arc::clone(&self.tools), tool, example, args, f).await
     }
 }
 

@@ -16,6 +16,7 @@
 //! - Text that tree-sitter cannot parse cleanly is returned unchanged (libcst's
 //!   parse failure).
 
+use navbench_python::tree::preorder;
 use tree_sitter::Node;
 
 /// The skeleton of `code` (a class's or a file's source).
@@ -303,31 +304,6 @@ impl<'s> Renderer<'s> {
         self.emit(rest);
         if !self.out.ends_with('\n') && !self.out.is_empty() {
             self.emit("\n");
-        }
-    }
-}
-
-/// Visits `root` and its descendants in pre-order without recursion; `visit`
-/// returns whether to descend into the node's children.
-fn preorder<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>) -> bool) {
-    let mut cursor = root.walk();
-    let mut descend = visit(root);
-    loop {
-        if descend && cursor.goto_first_child() {
-            descend = visit(cursor.node());
-            continue;
-        }
-        loop {
-            if cursor.node() == root {
-                return;
-            }
-            if cursor.goto_next_sibling() {
-                descend = visit(cursor.node());
-                break;
-            }
-            if !cursor.goto_parent() {
-                return;
-            }
         }
     }
 }
