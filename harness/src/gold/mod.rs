@@ -1,4 +1,4 @@
-//! Gold locations from a patch, by LocAgent's rules (spec §5.1–5.2).
+//! Gold locations from a patch, by LocAgent's rules (SPEC.md §5.1–5.2).
 //!
 //! [`derive_gold`] reproduces what LocAgent's `extract_module_from_patch`
 //! (`util/benchmark/gen_oracle_locations.py`) computes, with `merge_init=True`, the

@@ -1,4 +1,4 @@
-//! LocAgent's fuzzy entity retriever (`fuzzy_retrieve_from_graph_nodes`, spec §3.5).
+//! LocAgent's fuzzy entity retriever (`fuzzy_retrieve_from_graph_nodes`, SPEC.md §3.5).
 //!
 //! Candidates are the non-test `file`, `class` and `function` nodes in graph order
 //! (optionally one type only, and optionally restricted to some files with a

@@ -3,8 +3,8 @@
 //!
 //! It builds LocAgent's dependency graph (`dependency_graph/build_graph.py`, graph
 //! version v2.3), its BM25 indexes and fuzzy entity search, and serves LocAgent's
-//! tools over MCP. The behaviour reproduced, quirks included, is specified in the
-//! specification (`SPEC.md` at the top of the repository); deliberate differences are listed in
+//! tools over MCP. The behaviour reproduced, quirks included, is specified in
+//! `SPEC.md` at the top of the repository; deliberate differences are listed in
 //! `FIDELITY.md`.
 //!
 //! # Principal types and data flow

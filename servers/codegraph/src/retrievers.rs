@@ -1,9 +1,9 @@
 //! The retrieval back ends the tools use, behind two small traits.
 //!
-//! - [`ContentRetriever`]: BM25 over code chunks (spec §3.1–3.3), used by
-//!   `search_code` (`bm25_content_retrieve`, §4.4).
-//! - [`ModuleRetriever`]: BM25 over entity ids (spec §3.4), used by `search_code`'s
-//!   entity step and by the invalid-entity hints of the traversal tools (§4.8).
+//! - [`ContentRetriever`]: BM25 over code chunks (SPEC.md §3.1–3.3), used by
+//!   `search_code` (`bm25_content_retrieve`, SPEC.md §4.4).
+//! - [`ModuleRetriever`]: BM25 over entity ids (SPEC.md §3.4), used by `search_code`'s
+//!   entity step and by the invalid-entity hints of the traversal tools (SPEC.md §4.8).
 //!
 //! [`open_or_build`] provides both for a repository from [`crate::bm25`]; it is the
 //! single place that knows the BM25 implementation. When the content index cannot

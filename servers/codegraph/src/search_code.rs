@@ -1,4 +1,4 @@
-//! The `search_code` tool's engine: the original's `search_code_snippets` (spec
+//! The `search_code` tool's engine: the original's `search_code_snippets` (SPEC.md
 //! §4.2–4.4), a term search.
 //!
 //! For every term (plus, with several terms, a joint term): an exact entity id gives
@@ -255,7 +255,7 @@ impl<'a> Searcher<'a> {
         if filtered.is_empty() { all } else { filtered }
     }
 
-    /// `search_entity` (spec §4.3): results and whether to continue with content search.
+    /// `search_entity` (SPEC.md §4.3): results and whether to continue with content search.
     fn search_entity(&self, q: usize, term: &str) -> (Vec<QueryResult>, bool) {
         let g = self.g();
         let mut results = Vec::new();
@@ -358,7 +358,7 @@ impl<'a> Searcher<'a> {
         (results, go_on)
     }
 
-    /// `bm25_content_retrieve` (spec §4.4), examining every hit.
+    /// `bm25_content_retrieve` (SPEC.md §4.4), examining every hit.
     fn content_retrieve(&self, q: usize, term: &str) -> Vec<QueryResult> {
         let Some(content) = self.ctx.content else {
             return Vec::new();
@@ -438,7 +438,7 @@ impl<'a> Searcher<'a> {
     }
 }
 
-/// Runs the search for `terms` (spec §4.2). `pattern` restricts the files searched
+/// Runs the search for `terms` (SPEC.md §4.2). `pattern` restricts the files searched
 /// (glob with `*`/`?`/`[`, else substring; `None`: all files); `top_k` caps the
 /// results of each term's content search (the original's 5).
 ///

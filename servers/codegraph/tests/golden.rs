@@ -3,7 +3,7 @@
 //! `tests/fixtures/quirks/repo` plus a few files this test creates (a UTF-8 BOM,
 //! CRLF line endings, invalid UTF-8, dot-directories, a symlink; they cannot be
 //! committed reliably) form a small repository that exercises the quirks of
-//! spec §1. `tests/fixtures/quirks/expected.{nodes,edges}.tsv` are the output of
+//! SPEC.md §1. `tests/fixtures/quirks/expected.{nodes,edges}.tsv` are the output of
 //! the original `build_graph(repo, global_import=True)` (LocAgent a5e28dd,
 //! CPython 3.11, networkx 3.4.2) on that repository, with `os.walk` sorted (the
 //! original's order is the filesystem's). See `tests/fixtures/quirks/README.md`

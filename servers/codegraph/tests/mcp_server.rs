@@ -22,7 +22,7 @@ fn write(root: &Path, rel: &str, body: &str) {
     std::fs::write(path, body).expect("write");
 }
 
-/// A small package: the spec's worked example, plus a root-level file and a test.
+/// A small package: SPEC.md's worked example (§1.9), plus a root-level file and a test.
 fn fixture() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     let r = dir.path();
@@ -233,7 +233,7 @@ async fn full_workflow_through_every_tool() {
     assert!(t.contains("contains ── setup.py"), "{t}");
     assert!(!t.contains("tests"), "test dirs are skipped: {t}");
 
-    // Like the spec's worked example (§2.4): both directions, 2 hops; a node is
+    // Like SPEC.md's worked example (§2.4): both directions, 2 hops; a node is
     // expanded once (pkg/core.py under make is a leaf), invokes in builder order.
     let r = call(
         &client,

@@ -1,4 +1,4 @@
-//! The graph rules of spec §1, one quirk at a time, on small repositories.
+//! The graph rules of SPEC.md §1, one quirk at a time, on small repositories.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! BM25 code search as LocAgent does it (spec §3.3–3.4): llama-index-retrievers-bm25 0.4.0
+//! BM25 code search as LocAgent does it (SPEC.md §3.3–3.4): llama-index-retrievers-bm25 0.4.0
 //! over bm25s 0.2.3, on EpicSplitter chunks ([`crate::chunk`]).
 //!
 //! - [`Bm25Index`]: content search over a repository's chunks. Postings and the chunk store

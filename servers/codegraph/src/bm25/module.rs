@@ -1,4 +1,4 @@
-//! The module (entity-id) retriever of spec §3.4: BM25 over graph node ids.
+//! The module (entity-id) retriever of SPEC.md §3.4: BM25 over graph node ids.
 //!
 //! LocAgent rebuilds it on every call from the graph's non-test nodes (directories
 //! included), one document per node whose text is exactly the node id. It is small, so
@@ -106,7 +106,7 @@ impl ModuleIndex {
             .collect()
     }
 
-    /// `bm25_module_retrieve` (spec §3.4): the top-10 positive hits; when `include_files`
+    /// `bm25_module_retrieve` (SPEC.md §3.4): the top-10 positive hits; when `include_files`
     /// is given, those whose file part (`id` before the first `:`) is listed, unless none
     /// is, then all positive hits.
     pub fn retrieve(&self, query: &str, include_files: Option<&[String]>) -> Vec<ModuleHit> {

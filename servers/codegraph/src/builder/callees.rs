@@ -1,4 +1,4 @@
-//! Resolving called and inherited names to nodes (spec §1.5, §1.6):
+//! Resolving called and inherited names to nodes (SPEC.md §1.5, §1.6):
 //! `find_all_possible_callee`, the fuzzy `callee_name_dict`, and the global name
 //! fallback.
 //!

@@ -2,12 +2,12 @@
 //! independently of other files (so files are processed in parallel).
 //!
 //! Reproduces, on a tree-sitter tree, what the original computes with `ast`:
-//! - `CodeAnalyzer` (spec §1.3): classes and functions with dotted qualified
+//! - `CodeAnalyzer` (SPEC.md §1.3): classes and functions with dotted qualified
 //!   names, `__init__` methods (and everything inside them) skipped;
-//! - `find_imports` on the whole file (spec §1.4): every import, in `ast.walk`
+//! - `find_imports` on the whole file (SPEC.md §1.4): every import, in `ast.walk`
 //!   (breadth-first) order;
 //! - for the last definition of each qualified name (the one whose code the graph
-//!   keeps): `analyze_invokes` / `analyze_init` (spec §1.5): called names,
+//!   keeps): `analyze_invokes` / `analyze_init` (SPEC.md §1.5): called names,
 //!   base-class names, and the imports that are direct children of the body.
 
 use std::collections::{BTreeSet, HashMap};

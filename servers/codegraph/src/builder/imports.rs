@@ -1,5 +1,5 @@
 //! Import records and their resolution (`find_imports`, `resolve_module`,
-//! `add_imports`; spec §1.4).
+//! `add_imports`; SPEC.md §1.4).
 //!
 //! Resolution is against the repository root only (no `sys.path`), checks the
 //! FILESYSTEM (`os.path.isfile`, following symlinks) and then requires the

@@ -1,5 +1,5 @@
 //! Building the dependency graph of a repository (LocAgent's `build_graph`,
-//! spec §1), deterministically and in parallel.
+//! SPEC.md §1), deterministically and in parallel.
 //!
 //! Data flow:
 //! 1. [`walk`]: the sorted, `os.walk`-like traversal with the original's skip and
@@ -129,20 +129,53 @@ pub fn build_graph_with(
     // 3. Nodes and contains edges, in the original's insertion order.
     let mut graph = CodeGraph::new();
     let mut report = BuildReport::default();
+    let (parsed_files, analyses) = add_nodes(&mut graph, &mut report, &items, &outcomes);
+    debug!(nodes = graph.node_count(), elapsed = ?start.elapsed(), "nodes added");
+
+    // 4. File-level imports.
+    let mut resolver = imports::Resolver::new(root);
+    for &(file_ix, parsed) in &parsed_files {
+        for (t, alias) in resolver.edges(&graph, &parsed.imports) {
+            graph.add_edge(file_ix, t, edge(EdgeKind::Imports, alias));
+        }
+    }
+    debug!(elapsed = ?start.elapsed(), "file imports resolved");
+
+    // 5. Entity-level imports, invokes, inherits.
+    add_entity_edges(&mut graph, &mut resolver, &parsed_files, &analyses, options);
+    report.elapsed = start.elapsed();
+    Ok((graph, report))
+}
+
+/// An edge of `kind` (only `imports` edges carry an alias).
+fn edge(kind: EdgeKind, alias: Option<String>) -> Edge {
+    Edge { kind, alias }
+}
+
+/// Files that parsed (with their node), and for each entity node the analysis of its
+/// last definition (indexed by node index).
+type Assembled<'o> = (
+    Vec<(NodeIndex, &'o ParsedFile)>,
+    Vec<Option<&'o EntityAnalysis>>,
+);
+
+/// Step 3: directory, file, class and function nodes and `contains` edges, in walk
+/// order (the original's insertion order).
+fn add_nodes<'o>(
+    graph: &mut CodeGraph,
+    report: &mut BuildReport,
+    items: &[walk::WalkItem],
+    outcomes: &'o [Option<FileOutcome>],
+) -> Assembled<'o> {
     graph.upsert_node(Node {
         id: "/".to_string(),
         kind: NodeKind::Directory,
         lines: None,
         code: None,
     });
-    let contains = || Edge {
-        kind: EdgeKind::Contains,
-        alias: None,
-    };
-    // Parsed files, and for each entity node the analysis of its last definition.
     let mut parsed_files: Vec<(NodeIndex, &ParsedFile)> = Vec::new();
     let mut analyses: Vec<Option<&EntityAnalysis>> = Vec::new();
-    for (item, outcome) in items.iter().zip(&outcomes) {
+    for (item, outcome) in items.iter().zip(outcomes) {
         match (item, outcome) {
             (walk::WalkItem::Dir { id, parent }, _) => {
                 let ix = graph.upsert_node(Node {
@@ -152,7 +185,7 @@ pub fn build_graph_with(
                     code: None,
                 });
                 let p = graph.index_of(parent).unwrap_or(ix);
-                graph.add_edge(p, ix, contains());
+                graph.add_edge(p, ix, edge(EdgeKind::Contains, None));
             }
             (walk::WalkItem::File { id, dir, .. }, Some(outcome)) => {
                 let (text, parsed) = match outcome {
@@ -175,54 +208,64 @@ pub fn build_graph_with(
                 });
                 let Some(parsed) = parsed else { continue };
                 parsed_files.push((file_ix, parsed));
-                let mut entity_ixs = Vec::with_capacity(parsed.entities.len());
-                for e in &parsed.entities {
-                    let ix = graph.upsert_node(Node {
-                        id: format!("{id}:{}", e.qualname),
-                        kind: e.kind,
-                        lines: Some(e.lines),
-                        code: Some(Code::new(text.clone(), e.range.clone())),
-                    });
-                    if analyses.len() <= ix.index() {
-                        analyses.resize(ix.index() + 1, None);
-                    }
-                    if let Some(a) = &e.analysis {
-                        analyses[ix.index()] = Some(a);
-                    }
-                    entity_ixs.push(ix);
-                }
-                if let Some(d) = graph.index_of(dir) {
-                    graph.add_edge(d, file_ix, contains());
-                }
-                for (e, &ix) in parsed.entities.iter().zip(&entity_ixs) {
-                    let parent = match e.qualname.rfind('.') {
-                        None => Some(file_ix),
-                        Some(i) => graph.index_of(&format!("{id}:{}", &e.qualname[..i])),
-                    };
-                    if let Some(p) = parent {
-                        graph.add_edge(p, ix, contains());
-                    }
-                }
+                add_entities(graph, &mut analyses, id, dir, file_ix, text, parsed);
             }
             (walk::WalkItem::File { .. }, None) => {}
         }
     }
+    (parsed_files, analyses)
+}
 
-    debug!(nodes = graph.node_count(), elapsed = ?start.elapsed(), "nodes added");
-    // 4. File-level imports.
-    let mut resolver = imports::Resolver::new(root);
-    let import_edge = |alias: Option<String>| Edge {
-        kind: EdgeKind::Imports,
-        alias,
-    };
-    for &(file_ix, parsed) in &parsed_files {
-        for (t, alias) in resolver.edges(&graph, &parsed.imports) {
-            graph.add_edge(file_ix, t, import_edge(alias));
+/// The class and function nodes of one parsed file, the file's `contains` edge from its
+/// directory, and each entity's `contains` edge from its file or enclosing entity.
+fn add_entities<'o>(
+    graph: &mut CodeGraph,
+    analyses: &mut Vec<Option<&'o EntityAnalysis>>,
+    id: &str,
+    dir: &str,
+    file_ix: NodeIndex,
+    text: &Arc<str>,
+    parsed: &'o ParsedFile,
+) {
+    let mut entity_ixs = Vec::with_capacity(parsed.entities.len());
+    for e in &parsed.entities {
+        let ix = graph.upsert_node(Node {
+            id: format!("{id}:{}", e.qualname),
+            kind: e.kind,
+            lines: Some(e.lines),
+            code: Some(Code::new(text.clone(), e.range.clone())),
+        });
+        if analyses.len() <= ix.index() {
+            analyses.resize(ix.index() + 1, None);
+        }
+        if let Some(a) = &e.analysis {
+            analyses[ix.index()] = Some(a);
+        }
+        entity_ixs.push(ix);
+    }
+    if let Some(d) = graph.index_of(dir) {
+        graph.add_edge(d, file_ix, edge(EdgeKind::Contains, None));
+    }
+    for (e, &ix) in parsed.entities.iter().zip(&entity_ixs) {
+        let parent = match e.qualname.rfind('.') {
+            None => Some(file_ix),
+            Some(i) => graph.index_of(&format!("{id}:{}", &e.qualname[..i])),
+        };
+        if let Some(p) = parent {
+            graph.add_edge(p, ix, edge(EdgeKind::Contains, None));
         }
     }
+}
 
-    debug!(elapsed = ?start.elapsed(), "file imports resolved");
-    // 5. Entity-level imports, invokes, inherits.
+/// Step 5: per class/function (resolved in parallel, added in node order), entity-level
+/// `imports` edges, then `invokes` and `inherits` edges.
+fn add_entity_edges(
+    graph: &mut CodeGraph,
+    resolver: &mut imports::Resolver,
+    parsed_files: &[(NodeIndex, &ParsedFile)],
+    analyses: &[Option<&EntityAnalysis>],
+    options: &BuildOptions,
+) {
     let entities: Vec<(NodeIndex, &EntityAnalysis)> = graph
         .node_indices()
         .filter_map(|ix| Some((ix, *analyses.get(ix.index())?.as_ref()?)))
@@ -230,11 +273,10 @@ pub fn build_graph_with(
         .collect();
     let entity_imports: Vec<Vec<(NodeIndex, Option<String>)>> = entities
         .iter()
-        .map(|(_, a)| resolver.edges(&graph, &a.imports))
+        .map(|(_, a)| resolver.edges(graph, &a.imports))
         .collect();
-    debug!(elapsed = ?start.elapsed(), "entity imports resolved");
     let resolved: Vec<(Vec<NodeIndex>, Vec<NodeIndex>)> = {
-        let scopes = callees::Scopes::new(&graph);
+        let scopes = callees::Scopes::new(graph);
         let file_scopes: Vec<(NodeIndex, callees::FileScope<'_>)> = parsed_files
             .par_iter()
             .map(|&(f, _)| (f, scopes.file_scope(f)))
@@ -258,31 +300,15 @@ pub fn build_graph_with(
     };
     for (((ix, _), imps), (inv, inh)) in entities.iter().zip(entity_imports).zip(resolved) {
         for (t, alias) in imps {
-            graph.add_edge(*ix, t, import_edge(alias));
+            graph.add_edge(*ix, t, edge(EdgeKind::Imports, alias));
         }
         for t in inv {
-            graph.add_edge(
-                *ix,
-                t,
-                Edge {
-                    kind: EdgeKind::Invokes,
-                    alias: None,
-                },
-            );
+            graph.add_edge(*ix, t, edge(EdgeKind::Invokes, None));
         }
         for t in inh {
-            graph.add_edge(
-                *ix,
-                t,
-                Edge {
-                    kind: EdgeKind::Inherits,
-                    alias: None,
-                },
-            );
+            graph.add_edge(*ix, t, edge(EdgeKind::Inherits, None));
         }
     }
-    report.elapsed = start.elapsed();
-    Ok((graph, report))
 }
 
 /// Reads a file as Python's `open(path, 'r')` does under a UTF-8 locale (strict

@@ -1,4 +1,4 @@
-//! The repository walk (spec §1.2): an `os.walk`-style top-down traversal with
+//! The repository walk (SPEC.md §1.2): an `os.walk`-style top-down traversal with
 //! entries sorted by name (the original uses the OS listing order, which is not
 //! deterministic), the `.git`/`.github` substring skip, and the stack-based pruning
 //! of directories without `.py` files, string-prefix quirk included.

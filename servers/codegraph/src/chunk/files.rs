@@ -32,7 +32,7 @@ fn fnmatch_simple(name: &str, prefix: &str, suffix: &str) -> bool {
 
 /// Lists the `.py` files of the corpus, sorted as the original sorts them.
 ///
-/// Rules (spec §3.1):
+/// Rules (SPEC.md §3.1):
 /// - only files whose name ends in `.py`; no component of the repo-relative path may start
 ///   with `.` (the original checks the ABSOLUTE path, so a repo under a dot-directory yields
 ///   nothing there; checking the relative path only is a deliberate fix);

@@ -6,7 +6,7 @@
 //! into chunks of about 100–2000 cl100k tokens ([`split`]), and each chunk is rendered as
 //! text with the headers of its enclosing class/function. This module reproduces that, so
 //! that chunk boundaries (`file_path`, `start_line`, `end_line`), span ids and text match
-//! the original's (spec §3.1–3.2).
+//! the original's (SPEC.md §3.1–3.2).
 //!
 //! ```text
 //! repo ─files::list_corpus_files─► .py files ─parse_blocks─► BlockTree ─split─► chunks ─render─► Chunk

@@ -1,4 +1,4 @@
-//! The original's result formats (spec §2.2 `wrap_code_snippet`, §4.6
+//! The original's result formats (SPEC.md §2.2 `wrap_code_snippet`, §4.6
 //! `QueryResult.format_output`): line-numbered code, and the `complete`,
 //! `preview`, `code_snippet` and `fold` renderings of a search result.
 //!
@@ -148,7 +148,7 @@ impl QueryResult {
         }
     }
 
-    /// `QueryResult.format_output` (spec §4.6); code longer than `limit` is cut.
+    /// `QueryResult.format_output` (SPEC.md §4.6); code longer than `limit` is cut.
     pub fn format_output(&self, g: &RepoGraph, limit: CodeLimit) -> String {
         let mut s = String::new();
         match self.mode {

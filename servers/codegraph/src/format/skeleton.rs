@@ -1,4 +1,4 @@
-//! `get_skeleton` (spec §4.6, `plugins/location_tools/utils/compress_file.py`): the
+//! `get_skeleton` (SPEC.md §4.6, `plugins/location_tools/utils/compress_file.py`): the
 //! structure of a large class or file, as the original's libcst transformer
 //! prints it, reproduced on a tree-sitter tree.
 //!

@@ -1,6 +1,6 @@
 //! The dependency graph model: LocAgent's `MultiDiGraph` of directories, files,
 //! classes and functions, connected by `contains`, `imports`, `invokes` and
-//! `inherits` edges (spec §1.1).
+//! `inherits` edges (SPEC.md §1.1).
 //!
 //! [`CodeGraph`] stores the graph in a [`petgraph::graph::DiGraph`] (parallel edges
 //! allowed, so it is a multigraph) plus an index from node id to [`NodeIndex`].
@@ -63,7 +63,7 @@ impl fmt::Display for NodeKind {
 pub enum EdgeKind {
     /// Directory → directory/file, file → top-level entity, entity → nested entity.
     Contains,
-    /// Class → base class (resolved by name, see spec §1.5).
+    /// Class → base class (resolved by name, see SPEC.md §1.5).
     Inherits,
     /// Class/function → class/function it calls (resolved by name).
     Invokes,
@@ -195,7 +195,7 @@ pub fn file_part(id: &str) -> &str {
 
 /// `nid.split(':')[-1].split('.')[-1]`: the last dotted component of the last
 /// colon-separated part. For a file `a/b.py` this is `py`; for a directory
-/// `a/utils` it is `a/utils` (spec §1.5, item 5).
+/// `a/utils` it is `a/utils` (SPEC.md §1.5, item 5).
 pub fn short_name(id: &str) -> &str {
     let last = id.rsplit(':').next().unwrap_or(id);
     last.rsplit('.').next().unwrap_or(last)
@@ -213,7 +213,7 @@ pub struct Edge {
 /// LocAgent's dependency graph.
 ///
 /// Build one with [`crate::builder::build_graph`]. Node ids are unique; edges are a
-/// multiset (parallel edges of the same type are kept, see spec §1.3/§1.4).
+/// multiset (parallel edges of the same type are kept, see SPEC.md §1.3/§1.4).
 #[derive(Debug, Default, Clone)]
 pub struct CodeGraph {
     graph: DiGraph<Node, Edge>,

@@ -19,7 +19,7 @@ fn read_text(path: &Path, shown: &str) -> Result<String, ToolError> {
 }
 
 impl CodegraphTools {
-    /// `get_code`: the original's `get_entity_contents` (spec §4.7), with candidates
+    /// `get_code`: the original's `get_entity_contents` (SPEC.md §4.7), with candidates
     /// for unknown names and long code cut.
     pub fn get_code(&self, args: &GetCodeArgs) -> Result<ToolOutput<GetCodeOutput>, ToolError> {
         let repo = self.repo()?;

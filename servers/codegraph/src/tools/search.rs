@@ -5,7 +5,7 @@ use super::*;
 use crate::search_code::{SearchContext, search_code_snippets};
 
 impl CodegraphTools {
-    /// `search_code`: the original's `search_code_snippets` (spec §4.2).
+    /// `search_code`: the original's `search_code_snippets` (SPEC.md §4.2).
     pub fn search_code(
         &self,
         args: &SearchCodeArgs,
@@ -41,7 +41,7 @@ impl CodegraphTools {
         ))
     }
 
-    /// `search_entities`: fuzzy entity-name search (spec §3.5).
+    /// `search_entities`: fuzzy entity-name search (SPEC.md §3.5).
     pub fn search_entities(
         &self,
         args: &SearchEntitiesArgs,

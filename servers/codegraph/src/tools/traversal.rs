@@ -26,7 +26,7 @@ fn normalize_root(name: &str) -> String {
     root
 }
 
-/// Validates start entities: the valid ones, the hints text (§4.8) and the invalid list.
+/// Validates start entities: the valid ones, the hints text (SPEC.md §4.8) and the invalid list.
 fn validate_roots(
     repo: &Repository,
     names: &[String],
@@ -109,7 +109,7 @@ fn traverse_options(
 }
 
 impl CodegraphTools {
-    /// `get_dependencies`: the DOT subgraph around the entities (spec §2.5, §4.8).
+    /// `get_dependencies`: the DOT subgraph around the entities (SPEC.md §2.5, §4.8).
     pub fn get_dependencies(
         &self,
         args: &GetDependenciesArgs,
@@ -199,7 +199,7 @@ impl CodegraphTools {
         })
     }
 
-    /// `explore_tree`: the tree view around one entity (spec §2.4).
+    /// `explore_tree`: the tree view around one entity (SPEC.md §2.4).
     pub fn explore_tree(
         &self,
         args: &ExploreTreeArgs,

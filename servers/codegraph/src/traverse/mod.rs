@@ -1,4 +1,4 @@
-//! LocAgent's graph traversal (`dependency_graph/traverse_graph.py`, spec §2).
+//! LocAgent's graph traversal (`dependency_graph/traverse_graph.py`, SPEC.md §2).
 //!
 //! [`RepoGraph`] wraps a [`CodeGraph`] with what every traversal call needs,
 //! precomputed once: neighbour lists in networkx order, the test-file flag of every
@@ -28,7 +28,7 @@ use crate::graph::{CodeGraph, EdgeKind, NodeIndex, NodeKind, file_part};
 
 /// `is_test_file(nid)`: lower-case the file part of the id, split it on spaces,
 /// underscores and slashes, and report whether any piece starts with `test`
-/// (spec §2.1; `django/test/client.py` and `a/testbed.py` count, `conftest.py` not).
+/// (SPEC.md §2.1; `django/test/client.py` and `a/testbed.py` count, `conftest.py` not).
 pub fn is_test_file(nid: &str) -> bool {
     file_part(nid)
         .to_lowercase()

@@ -1,4 +1,4 @@
-//! `RepoEntitySearcher` and `RepoDependencySearcher` (spec §2.2, §2.3).
+//! `RepoEntitySearcher` and `RepoDependencySearcher` (SPEC.md §2.2, §2.3).
 
 use crate::graph::{EdgeKind, NodeIndex, NodeKind};
 

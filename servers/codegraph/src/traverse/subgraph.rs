@@ -1,4 +1,4 @@
-//! `traverse_graph_structure` (spec §2.5): the subgraph around a set of roots and
+//! `traverse_graph_structure` (SPEC.md §2.5): the subgraph around a set of roots and
 //! its text encodings.
 //!
 //! The walk pops its frontier from the end (so it is depth-first, despite the
@@ -102,7 +102,7 @@ impl Subgraph {
         format!("[{}]", items.join(", "))
     }
 
-    /// The `incident` encoding (spec §2.5): one sentence per node with out-edges.
+    /// The `incident` encoding (SPEC.md §2.5): one sentence per node with out-edges.
     pub fn to_incident(&self, g: &RepoGraph) -> String {
         let mut blocks = Vec::new();
         for (i, &u) in self.nodes.iter().enumerate() {
@@ -160,7 +160,7 @@ fn py_str(s: &str) -> String {
     }
 }
 
-/// Walks the graph from `roots` (spec §2.5) and returns the subgraph.
+/// Walks the graph from `roots` (SPEC.md §2.5) and returns the subgraph.
 pub fn traverse_graph(g: &RepoGraph, roots: &[NodeIndex], opts: &TraverseOptions) -> Subgraph {
     let mut sub = Subgraph::default();
     for &r in roots {

@@ -1,4 +1,4 @@
-//! `traverse_tree_structure` (spec §2.4): the indented tree view.
+//! `traverse_tree_structure` (SPEC.md §2.4): the indented tree view.
 //!
 //! A depth-first walk with a global visited set and a global set of traversed
 //! `(source, type, target)` edges, reproduced with all its consequences: a node is
@@ -48,7 +48,7 @@ struct Walk<'a> {
     edges: HashSet<(NodeIndex, EdgeKind, NodeIndex)>,
 }
 
-/// Renders the tree around `root` (spec §2.4).
+/// Renders the tree around `root` (SPEC.md §2.4).
 pub fn traverse_tree(g: &RepoGraph, root: NodeIndex, opts: &TraverseOptions) -> Tree {
     let mut walk = Walk {
         g,
