@@ -132,6 +132,29 @@ pub fn ast_end(node: Node<'_>) -> AstEnd {
     }
 }
 
+/// The 0-based row of the last line holding part of `node`, as tree-sitter ends it (a
+/// node ending with its newline ends at column 0 of the next row). Unlike [`ast_end`],
+/// trailing comments a block swallows count: this is where a text chunk of the node
+/// ends, not where `ast` ends it.
+pub fn last_row(node: Node<'_>) -> usize {
+    let end = node.end_position();
+    if end.column == 0 && end.row > node.start_position().row {
+        end.row - 1
+    } else {
+        end.row
+    }
+}
+
+/// The `def` or `class` of a definition statement: `node` itself, or the definition a
+/// `decorated_definition` wraps; `None` for any other node.
+pub fn definition_of(node: Node<'_>) -> Option<Node<'_>> {
+    match node.kind() {
+        "function_definition" | "class_definition" => Some(node),
+        "decorated_definition" => node.child_by_field_name("definition"),
+        _ => None,
+    }
+}
+
 /// True for `async def` (tree-sitter puts the `async` keyword inside
 /// `function_definition`).
 pub fn is_async_def(def: Node<'_>) -> bool {
@@ -323,5 +346,24 @@ mod tests {
                 "identifier"
             ]
         );
+    }
+
+    #[test]
+    fn last_row_keeps_swallowed_comments_and_drops_the_final_newline() {
+        let src = "@dec\ndef f():\n    return 1\n    # trailing\n\nx = 1\n";
+        let tree = parse_tree(src);
+        let stmt = tree
+            .root_node()
+            .named_child(0)
+            .expect("decorated definition");
+        let def = definition_of(stmt).expect("a definition");
+        assert_eq!(def.kind(), "function_definition");
+        assert_eq!(def.start_position().row, 1);
+        // tree-sitter's block ends after the comment; `ast` ends at `return 1`.
+        assert_eq!(last_row(def), 3);
+        assert_eq!(ast_end(def).point.row, 2);
+        let assign = tree.root_node().named_child(1).expect("assignment");
+        assert_eq!(definition_of(assign), None);
+        assert_eq!(last_row(assign), 5);
     }
 }

@@ -16,7 +16,7 @@
 //! - Text that tree-sitter cannot parse cleanly is returned unchanged (libcst's
 //!   parse failure).
 
-use navbench_python::tree::preorder;
+use navbench_python::tree::{definition_of, preorder};
 use tree_sitter::Node;
 
 /// The skeleton of `code` (a class's or a file's source).
@@ -51,15 +51,6 @@ fn statements<'t>(node: Node<'t>) -> Vec<Node<'t>> {
     node.named_children(&mut cursor)
         .filter(|c| c.kind() != "comment")
         .collect()
-}
-
-/// The definition inside a `decorated_definition`, or the node itself.
-fn definition(node: Node<'_>) -> Node<'_> {
-    if node.kind() == "decorated_definition" {
-        node.child_by_field_name("definition").unwrap_or(node)
-    } else {
-        node
-    }
 }
 
 /// The `:` ending a definition's header (the last `:` before its body).
@@ -197,7 +188,7 @@ impl<'s> Renderer<'s> {
     }
 
     fn statement(&mut self, s: Node<'_>) {
-        let def = definition(s);
+        let def = definition_of(s).unwrap_or(s);
         match def.kind() {
             "function_definition" => self.function(s, def),
             "class_definition" => self.class(s, def),
@@ -338,7 +329,8 @@ fn is_docstring(s: Node<'_>) -> bool {
 /// Statements with a body block.
 fn is_compound(s: Node<'_>) -> bool {
     let mut cursor = s.walk();
-    let has_block = definition(s)
+    let has_block = definition_of(s)
+        .unwrap_or(s)
         .children(&mut cursor)
         .any(|c| c.kind() == "block");
     has_block

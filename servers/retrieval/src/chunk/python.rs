@@ -8,6 +8,7 @@
 
 use std::collections::HashSet;
 
+use navbench_python::tree::{definition_of, last_row};
 use tree_sitter::Node;
 
 use super::meta::{collect_events, import_bindings, meta_for};
@@ -26,26 +27,6 @@ struct Def<'t> {
 
 pub(super) fn node_text<'a>(node: Node, src: &'a [u8]) -> &'a str {
     std::str::from_utf8(&src[node.start_byte()..node.end_byte()]).unwrap_or("")
-}
-
-/// End row of a node, not counting a trailing newline (tree-sitter ends blocks at
-/// column 0 of the next line sometimes).
-fn end_row(node: Node) -> usize {
-    let end = node.end_position();
-    if end.column == 0 && end.row > node.start_position().row {
-        end.row - 1
-    } else {
-        end.row
-    }
-}
-
-/// Unwraps `decorated_definition` to its definition.
-fn definition_of(node: Node) -> Option<Node> {
-    match node.kind() {
-        "function_definition" | "class_definition" => Some(node),
-        "decorated_definition" => node.child_by_field_name("definition"),
-        _ => None,
-    }
 }
 
 /// Statements of a compound statement's bodies (if/elif/else/try/except/finally/with/
@@ -103,7 +84,7 @@ fn collect_defs<'t>(
             out.push(Def {
                 node: def,
                 start_row: stmt.start_position().row,
-                end_row: end_row(stmt),
+                end_row: last_row(stmt),
                 qualname: qualname.clone(),
                 kind,
                 class_line: class_line.map(str::to_string),
@@ -284,7 +265,7 @@ fn class_outline(d: &Def, src: &[u8], lines: &[&str]) -> String {
                     .unwrap_or_default();
                 out.push(format!("{indent}    ..."));
             } else {
-                let erow = end_row(stmt).min(srow + 5);
+                let erow = last_row(stmt).min(srow + 5);
                 for l in lines.iter().take(erow + 1).skip(srow) {
                     out.push((*l).to_string());
                 }
