@@ -21,9 +21,11 @@
 //!    against.
 //! 3. A deleted line maps against the old structure, an added line against the new one,
 //!    to a unit with [`GoldModule::gold_unit_at`]: `Cls.meth` for a line in a direct
-//!    method (nested functions included), `Cls` for a line in `Cls.__init__`, `func` for
-//!    a line in a function outside classes, nothing for class-level code, decorators
-//!    and module-level code (see [`units`] for the `ast.walk` quirks).
+//!    method (nested functions included), `Cls` for a line in `Cls.__init__` or in the
+//!    class outside its direct methods (a class attribute, a new method's decorator:
+//!    LocAgent's published gold was made with `include_class=True`), `func` for a line
+//!    in a function outside classes, nothing for module-level code and top-level
+//!    decorators (see [`units`] for the `ast.walk` quirks).
 //! 4. A unit from a deleted line is *edited*. A unit from an added line that is neither
 //!    edited nor added yet is edited when it exists in the old structure
 //!    ([`GoldModule::gold_unit_exists`]), else *added*: newly written functions do
@@ -390,7 +392,33 @@ diff --git a/pkg/core.py b/pkg/core.py
     }
 
     #[test]
-    fn gold_skips_docstrings_class_code_imports_and_other_files() {
+    fn gold_method_added_to_an_existing_class_lists_the_class() {
+        // The new method's decorator lies inside the class but outside any method:
+        // LocAgent (include_class=True) lists the class as edited. Blank lines are
+        // skipped, as LocAgent's patch parser drops them.
+        let patch = "\
+--- a/pkg/core.py
++++ b/pkg/core.py
+@@ -13,6 +13,10 @@ def run(self):
+         def inner():
+             return 1
+         return inner()
++
++    @property
++    def stop(self):
++        return None
+ 
+ 
+ def make():
+";
+        let g = derive(patch, &[("pkg/core.py", MODULE)]);
+        assert_eq!(g.locations.functions, ["pkg/core.py:Engine"]);
+        assert_eq!(g.locations.modules, ["pkg/core.py:Engine"]);
+        assert_eq!(g.added_functions, ["pkg/core.py:Engine.stop"]);
+    }
+
+    #[test]
+    fn gold_class_attribute_edit_lists_the_class_and_skips_docstrings_and_other_files() {
         let patch = "\
 diff --git a/pkg/core.py b/pkg/core.py
 --- a/pkg/core.py
@@ -423,7 +451,9 @@ new file mode 100644
 ";
         let g = derive(patch, &[("pkg/core.py", MODULE), ("README.md", "old\n")]);
         assert_eq!(g.locations.files, ["pkg/core.py"]);
-        assert!(g.locations.functions.is_empty());
+        // `LIMIT = 3` is class-level code: the class is gold; its docstring is skipped.
+        assert_eq!(g.locations.functions, ["pkg/core.py:Engine"]);
+        assert_eq!(g.locations.modules, ["pkg/core.py:Engine"]);
         assert_eq!(g.added_functions, ["pkg/fresh.py:fresh"]);
         assert_eq!(g.skipped.len(), 2, "{:?}", g.skipped);
         assert!(

@@ -9,21 +9,25 @@
 //!    body): if the method's `[start_line, end_line]` holds the line, the unit is
 //!    `Cls.meth`, or `Cls` when the method is `__init__`. Nested functions inside a method
 //!    are part of the method.
-//! 2. Otherwise, if the class's range holds the line, the line belongs to no unit
-//!    (class-level code, decorators of methods, methods of nested classes).
+//! 2. Otherwise, if the class's range holds the line, the unit is the class itself
+//!    (class-level code such as a class attribute, decorators of methods, the blank
+//!    lines around a method added to the class, methods of nested classes): LocAgent's
+//!    published gold was made with `include_class=True`, so such an edit lists the
+//!    class among the edited functions and modules.
 //! 3. Then, for each function that is not excluded (below), if its range holds the line
 //!    the unit is the function's bare name (outermost function first).
 //!
 //! A function defined under `if`/`try`/`with`/... at module level is a function like any
 //! other (`path:func`, as in LocAgent's graph); a `def` under `if` inside a class body
-//! is not a direct method, so its lines map to nothing.
+//! is not a direct method, so its lines count for the class (rule 2).
 //!
 //! Quirks kept on purpose, because they are what the gold contains:
 //! - A function is excluded from step 3 when, at the moment `ast.walk` reaches it, some
 //!   class already reached has a direct method with the same name.
 //! - Classes local to a function are classes too: a line in `f.Local.m` maps to
-//!   `Local.m` (not a graph id), and a line elsewhere in `Local` maps to nothing.
-//! - Decorator lines belong to no unit (they precede `start_line`).
+//!   `Local.m` (not a graph id), and a line elsewhere in `Local` maps to `Local`.
+//! - Decorator lines of a top-level definition belong to no unit (they precede
+//!   `start_line`).
 //!
 //! The line predicates LocAgent skips before mapping (imports, class docstrings with
 //! LocAgent's approximate range, module-level assignments) are here too.
@@ -43,8 +47,9 @@ pub enum GoldUnit {
         /// The method's bare name.
         method: String,
     },
-    /// A line in a class's direct `__init__` method: counted as the class itself.
-    Init {
+    /// A line in a class's direct `__init__` method, or in the class outside its direct
+    /// methods: counted as the class itself.
+    Class {
         /// The class's bare name.
         class: String,
     },
@@ -60,7 +65,7 @@ impl GoldUnit {
     pub fn function_name(&self) -> String {
         match self {
             GoldUnit::Method { class, method } => format!("{class}.{method}"),
-            GoldUnit::Init { class } => class.clone(),
+            GoldUnit::Class { class } => class.clone(),
             GoldUnit::Function { name } => name.clone(),
         }
     }
@@ -68,7 +73,7 @@ impl GoldUnit {
     /// The module-level name: the class for methods and `__init__`, else the function.
     pub fn module_name(&self) -> &str {
         match self {
-            GoldUnit::Method { class, .. } | GoldUnit::Init { class } => class,
+            GoldUnit::Method { class, .. } | GoldUnit::Class { class } => class,
             GoldUnit::Function { name } => name,
         }
     }
@@ -173,7 +178,7 @@ impl GoldModule {
             for m in self.direct_methods(c) {
                 if m.contains_line(line) {
                     return Some(if m.name == "__init__" {
-                        GoldUnit::Init {
+                        GoldUnit::Class {
                             class: class.name.clone(),
                         }
                     } else {
@@ -185,7 +190,9 @@ impl GoldModule {
                 }
             }
             if class.contains_line(line) {
-                return None;
+                return Some(GoldUnit::Class {
+                    class: class.name.clone(),
+                });
             }
         }
         self.gold_functions
@@ -200,7 +207,7 @@ impl GoldModule {
     /// Whether `unit` exists in this module by LocAgent's `check_moduel_existed`: a
     /// function by bare name among the functions the gold rules consider; a method when
     /// the first class of that name (walk order) has a direct method of that name; an
-    /// `__init__` unit when any class has that name.
+    /// class unit when any class has that name.
     pub fn gold_unit_exists(&self, unit: &GoldUnit) -> bool {
         match unit {
             GoldUnit::Function { name } => self
@@ -212,7 +219,7 @@ impl GoldModule {
                 .iter()
                 .find(|&&c| self.entity(c).name == *class)
                 .is_some_and(|&c| self.direct_methods(c).any(|m| m.name == *method)),
-            GoldUnit::Init { class } => self
+            GoldUnit::Class { class } => self
                 .gold_classes
                 .iter()
                 .any(|&c| self.entity(c).name == *class),
@@ -286,22 +293,34 @@ def outer():
 ";
         let m = GoldModule::parse(src);
         let unit = |line| m.gold_unit_at(line).map(|u| u.function_name());
-        assert_eq!(unit(2), None, "class-level code");
+        assert_eq!(unit(2), Some("A".into()), "class-level code is the class");
         assert_eq!(unit(5), Some("A".into()), "__init__ maps to the class");
         assert_eq!(unit(10), Some("A.meth".into()));
-        assert_eq!(unit(14), None, "methods of nested classes give nothing");
-        assert_eq!(unit(18), None, "conditional methods are not direct methods");
+        assert_eq!(
+            unit(14),
+            Some("A".into()),
+            "nested classes count for the outer class"
+        );
+        assert_eq!(
+            unit(18),
+            Some("A".into()),
+            "conditional methods are class-level code"
+        );
         // `meth` is excluded: class `A` (reached first by ast.walk) has a method `meth`.
         assert_eq!(unit(22), None);
         assert_eq!(unit(28), Some("Local.lm".into()));
         assert_eq!(unit(29), Some("Local.lm".into()));
-        assert_eq!(unit(30), None, "class-level code of a local class");
+        assert_eq!(
+            unit(30),
+            Some("Local".into()),
+            "class-level code of a local class"
+        );
         assert_eq!(unit(31), Some("outer".into()));
         assert_eq!(
             m.gold_unit_at(10).map(|u| u.module_name().to_string()),
             Some("A".into())
         );
-        assert!(m.gold_unit_exists(&GoldUnit::Init { class: "A".into() }));
+        assert!(m.gold_unit_exists(&GoldUnit::Class { class: "A".into() }));
         assert!(m.gold_unit_exists(&GoldUnit::Method {
             class: "A".into(),
             method: "meth".into()
