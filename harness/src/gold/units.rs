@@ -369,32 +369,26 @@ except E:
     #[test]
     fn class_docstring_ranges_and_line_predicates() {
         let src = "\
-from a import (
-    b,
-    c,  # comment
-)
-X = 1; y = 2
-Z: int = (
-    3
-)
-W += 1
-foo(); V = 1
+import os, \\
+    sys
+A = [
+    1,
+]
+B += 1
 
 class K:
-    '''
-    First line.
+    \"\"\"
+    Summary.
 
-        indented
-    '''
+        detail
+    \"\"\"
     def m(self):
-        import json
-        return json
+        return A
 
 
 class E:
     (\"one\\n\"
      \"two\\nthree\")
-    pass
 
 
 class F:
@@ -402,21 +396,22 @@ class F:
 
 
 class G:
-    '''   '''
+    \"\"\"   \"\"\"
 ";
         let m = GoldModule::parse(src);
-        // cleandoc drops the blank first and last lines: 3 lines from line 13.
+        // cleandoc drops the blank first and last lines: 3 lines from line 9; the
+        // f-string is no docstring and a blank docstring is not listed.
         assert_eq!(
             m.class_docstrings,
             [
-                LineRange { start: 13, end: 15 },
-                LineRange { start: 24, end: 26 }
+                LineRange { start: 9, end: 11 },
+                LineRange { start: 19, end: 21 }
             ]
         );
-        assert!(m.is_import_line(3));
-        assert!(m.is_class_docstring_line(15));
-        assert!(!m.is_class_docstring_line(16));
-        assert!(m.is_top_level_assignment_line(7));
-        assert!(!m.is_top_level_assignment_line(9));
+        assert!(m.is_import_line(2));
+        assert!(m.is_class_docstring_line(11));
+        assert!(!m.is_class_docstring_line(12));
+        assert!(m.is_top_level_assignment_line(4));
+        assert!(!m.is_top_level_assignment_line(6), "augmented assignment");
     }
 }

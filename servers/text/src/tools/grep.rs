@@ -5,7 +5,6 @@ use std::io;
 
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
-use navbench_server_support::walk::{WalkOptions, walk_files};
 
 use super::*;
 
@@ -50,17 +49,8 @@ impl TextTools {
                     }
                 }
             })?;
-        let glob = args
-            .glob
-            .as_deref()
-            .map(str::trim)
-            .filter(|g| !g.is_empty());
-        let opts = WalkOptions {
-            glob: glob.map(str::to_string),
-            include_hidden: false,
-            max_files: None,
-        };
-        let files = walk_files(self.sandbox.root(), &opts)?;
+        let glob = nonblank(args.glob.as_deref());
+        let files = self.files_matching(glob)?;
         let mut searcher = SearcherBuilder::new()
             .binary_detection(BinaryDetection::quit(0))
             .line_number(true)

@@ -1,7 +1,5 @@
 //! `list_files`: the repository's files, sorted, honouring `.gitignore`.
 
-use navbench_server_support::walk::{WalkOptions, walk_files};
-
 use super::*;
 
 impl TextTools {
@@ -17,17 +15,8 @@ impl TextTools {
             1,
             LIST_MAX_RESULTS_LIMIT,
         )?;
-        let glob = args
-            .glob
-            .as_deref()
-            .map(str::trim)
-            .filter(|g| !g.is_empty());
-        let opts = WalkOptions {
-            glob: glob.map(str::to_string),
-            include_hidden: false,
-            max_files: None,
-        };
-        let all = walk_files(self.sandbox.root(), &opts)?;
+        let glob = nonblank(args.glob.as_deref());
+        let all = self.files_matching(glob)?;
         let total = all.len();
         let mut files = Vec::new();
         let mut text = String::new();

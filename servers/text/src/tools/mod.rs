@@ -20,6 +20,7 @@ pub use errors::ToolError;
 pub use results::{GrepMatch, GrepOutput, ListFilesOutput, NumberedLine, ReadFileOutput};
 
 use navbench_server_support::sandbox::Sandbox;
+use navbench_server_support::walk::{WalkOptions, WalkedFile, walk_files};
 
 /// Upper bound for `list_files`' `max_results`.
 pub const LIST_MAX_RESULTS_LIMIT: usize = 10_000;
@@ -79,6 +80,22 @@ impl TextTools {
     pub fn limits(&self) -> &Limits {
         &self.limits
     }
+
+    /// The repository's files (sorted, `.gitignore` honoured, hidden files left out)
+    /// that match `glob`, or every file when there is none.
+    fn files_matching(&self, glob: Option<&str>) -> Result<Vec<WalkedFile>, ToolError> {
+        let opts = WalkOptions {
+            glob: glob.map(str::to_string),
+            include_hidden: false,
+            max_files: None,
+        };
+        Ok(walk_files(self.sandbox.root(), &opts)?)
+    }
+}
+
+/// A glob argument, trimmed; blank means none.
+fn nonblank(glob: Option<&str>) -> Option<&str> {
+    glob.map(str::trim).filter(|g| !g.is_empty())
 }
 
 /// Validates an optional numeric argument against `min..=max`, defaulting to `default`.
