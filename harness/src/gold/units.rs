@@ -341,21 +341,11 @@ def outer():
         let src = "\
 if X:
     def f1(): pass
-elif Y:
-    def f2(): pass
 else:
-    def f3(): pass
+    def f2(): pass
 
 class C:
     def f1(self): pass
-
-def g():
-    def h(): pass
-
-try:
-    def t(): pass
-except E:
-    def handler(): pass
 ";
         let m = GoldModule::parse(src);
         // Module-level `f1` comes after class `C` defined a method `f1`: excluded.
