@@ -11,7 +11,10 @@
 //!   pooling, L2-normalized), loaded from a Hugging Face-layout directory; the default
 //!   all-MiniLM-L6-v2 is installed by `navbench-retrieval fetch-model`.
 //! - [`encoder`]: [`encoder::StaticEncoder`], a token table distilled here from MiniLM
-//!   (`navbench-retrieval distill`): tokenize → mean of token rows → L2 normalize.
+//!   (`navbench-retrieval distill`): tokenize → mean of token rows → L2 normalize;
+//!   [`encoder::TextEncoder`], the one `embed` the index and tools call, implemented
+//!   by both encoders (`--encoder minilm|static`, [`encoder::EncoderKind`]), whose
+//!   stores and vectors are kept apart.
 //! - [`index`]: [`index::RepoIndex`], exact cosine search fused with tantivy BM25 by
 //!   reciprocal rank fusion, persisted per repository with an embedding cache keyed by
 //!   chunk content, updated file by file.

@@ -13,6 +13,10 @@
 //!   (no special tokens, unknown and special tokens dropped), averages its token rows
 //!   and L2-normalizes the mean. ASCII text takes an exact fast path through the
 //!   BERT WordPiece tables (`wordpiece`), ten times cheaper than the general tokenizer.
+//! - [`TextEncoder`]: the trait the index and tools embed through, implemented by
+//!   the MiniLM [`crate::model::Embedder`] and [`StaticEncoder`]; [`EncoderKind`]
+//!   (`--encoder minilm|static`) names the stores each keeps apart (`index`,
+//!   `index-static`).
 //!
 //! The rows keep their SIF weight (they are not unit vectors): a frequent token such
 //! as `self` or `(` has a short row and so counts less in a text's mean. Unit length
@@ -37,11 +41,13 @@ use std::path::{Path, PathBuf};
 
 use crate::model::{DEFAULT_MODEL_NAME, ModelError};
 
+mod choice;
 mod distill;
 pub mod pca;
 mod static_model;
 mod wordpiece;
 
+pub use choice::{EncoderKind, TextEncoder};
 pub use distill::{DistillReport, distill};
 pub use static_model::StaticEncoder;
 
@@ -69,7 +75,7 @@ pub fn default_static_dir(cache_dir: &Path) -> PathBuf {
 pub enum EncoderError {
     /// The directory does not hold a distilled model; the message says what to run.
     #[error(
-        "no static encoder in {}: missing {missing}; run `navbench-retrieval distill` to distill it from all-MiniLM-L6-v2 (about a minute), or point --static-dir at a directory made by it",
+        "no static encoder in {}: missing {missing}; run `navbench-retrieval distill` to distill it from all-MiniLM-L6-v2 (about a minute), or pass --model-dir DIR (with --encoder static) naming a directory made by it",
         dir.display()
     )]
     NotDistilled {

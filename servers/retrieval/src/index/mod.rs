@@ -32,7 +32,8 @@ use tantivy::schema::{Field, IndexRecordOption, STORED, STRING, Schema, TEXT, Va
 use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, Term};
 
 use crate::chunk::{Chunk, ChunkKind, chunk_file, is_indexable};
-use crate::model::{Embedder, ModelError};
+use crate::encoder::{EncoderKind, TextEncoder};
+use crate::model::ModelError;
 
 /// A 1-based rank and the score behind it.
 type RankScore = (usize, f32);
@@ -178,6 +179,17 @@ pub enum IndexError {
         /// What is wrong.
         reason: String,
     },
+    /// The store was built by the other encoder (`--encoder`); it is never read as
+    /// this one's.
+    #[error("the index in '{}' was built with the {store} encoder, and this server runs the {wanted} encoder; its vectors cannot be mixed. Run the server with --encoder {store}, or give it another --data-dir, or delete the directory to rebuild it with {wanted}", dir.display())]
+    EncoderMismatch {
+        /// The index directory.
+        dir: PathBuf,
+        /// The encoder that built the store.
+        store: &'static str,
+        /// The encoder of this server.
+        wanted: &'static str,
+    },
     /// Embedding failed.
     #[error(transparent)]
     Model(#[from] ModelError),
@@ -269,7 +281,7 @@ impl EmbeddingCache {
     }
 
     /// The shared pack directory of `embedder`'s model, if it has a shared cache.
-    fn shared_dir(embedder: &Embedder) -> Option<PathBuf> {
+    fn shared_dir(embedder: &dyn TextEncoder) -> Option<PathBuf> {
         let id: String = embedder
             .model_id()
             .chars()
@@ -284,7 +296,7 @@ impl EmbeddingCache {
         embedder.shared_cache().map(|d| d.join(id))
     }
 
-    /// Adds the vectors of every pack in `dir` (see [`Embedder::with_shared_cache`]);
+    /// Adds the vectors of every pack in `dir` (see [`crate::model::Embedder::with_shared_cache`]);
     /// unreadable packs are skipped with a warning, never trusted half-read.
     fn add_shared(&mut self, dir: &Path) {
         let Ok(entries) = fs::read_dir(dir) else {
@@ -440,7 +452,7 @@ impl RepoIndex {
     pub fn build(
         root: &Path,
         filter: &FileFilter,
-        embedder: &Embedder,
+        embedder: &dyn TextEncoder,
         dir: &Path,
     ) -> Result<(RepoIndex, IndexStats), IndexError> {
         let t0 = Instant::now();
@@ -514,7 +526,7 @@ impl RepoIndex {
     /// Reloads an index persisted by [`RepoIndex::build`]. A missing, corrupt or
     /// inconsistent store, or one made with another model, is [`IndexError::Corrupt`]
     /// (the caller rebuilds).
-    pub fn open(dir: &Path, embedder: &Embedder) -> Result<RepoIndex, IndexError> {
+    pub fn open(dir: &Path, embedder: &dyn TextEncoder) -> Result<RepoIndex, IndexError> {
         let corrupt = |reason: String| IndexError::Corrupt {
             dir: dir.to_path_buf(),
             reason,
@@ -528,6 +540,14 @@ impl RepoIndex {
                 "store version {} (expected {STORE_VERSION})",
                 store.version
             )));
+        }
+        let built_by = EncoderKind::of_model_id(&store.model_id);
+        if built_by != embedder.kind() {
+            return Err(IndexError::EncoderMismatch {
+                dir: dir.to_path_buf(),
+                store: built_by.name(),
+                wanted: embedder.kind().name(),
+            });
         }
         if store.model_id != embedder.model_id() || store.dim != embedder.dim() {
             return Err(corrupt("it was built with another embedding model".into()));
@@ -584,7 +604,7 @@ impl RepoIndex {
         &mut self,
         root: &Path,
         changed: &[String],
-        embedder: &Embedder,
+        embedder: &dyn TextEncoder,
     ) -> Result<IndexStats, IndexError> {
         let t0 = Instant::now();
         if embedder.model_id() != self.model_id {
@@ -657,7 +677,7 @@ impl RepoIndex {
     fn embed_missing(
         &mut self,
         chunks: &[Chunk],
-        embedder: &Embedder,
+        embedder: &dyn TextEncoder,
     ) -> Result<(usize, usize), IndexError> {
         let mut todo: Vec<(u128, String)> = Vec::new();
         let mut queued = HashSet::new();
@@ -760,7 +780,7 @@ impl RepoIndex {
     /// first. An empty query gives no hits.
     pub fn search(
         &self,
-        embedder: &Embedder,
+        embedder: &dyn TextEncoder,
         query: &str,
         opts: &SearchOptions,
     ) -> Result<Vec<Hit>, IndexError> {

@@ -1,6 +1,7 @@
 use std::sync::OnceLock;
 
 use super::*;
+use crate::model::Embedder;
 
 /// One tiny model for all tests in this module (loading is the slow part).
 fn embedder() -> &'static Embedder {
@@ -362,4 +363,71 @@ fn another_truncation_is_another_model_id() {
     let cut = full.with_max_tokens(16).unwrap();
     assert_ne!(cut.model_id(), id);
     assert_eq!(cut.max_tokens(), 16);
+}
+
+/// A tiny static encoder distilled from the tiny model.
+fn static_encoder() -> (tempfile::TempDir, crate::encoder::StaticEncoder) {
+    let tmp = tempfile::tempdir().unwrap();
+    crate::model::write_tiny_model(&tmp.path().join("bert"), 11).unwrap();
+    crate::encoder::distill(&tmp.path().join("bert"), &tmp.path().join("static"), 16).unwrap();
+    let e = crate::encoder::StaticEncoder::load(&tmp.path().join("static")).unwrap();
+    (tmp, e)
+}
+
+#[test]
+fn a_store_of_one_encoder_is_refused_by_the_other() {
+    let r = repo();
+    let (_model, stat) = static_encoder();
+    let (minilm_store, _, _) = build(r.path(), &FileFilter::default());
+    let err = RepoIndex::open(minilm_store.path(), &stat).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            IndexError::EncoderMismatch {
+                store: "minilm",
+                wanted: "static",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let msg = err.to_string();
+    assert!(
+        msg.contains("minilm encoder")
+            && msg.contains("static encoder")
+            && msg.contains("--encoder minilm"),
+        "{msg}"
+    );
+
+    let static_store = tempfile::tempdir().unwrap();
+    let (idx, stats) =
+        RepoIndex::build(r.path(), &FileFilter::default(), &stat, static_store.path()).unwrap();
+    assert!(stats.embedded > 0, "{stats:?}");
+    let err = RepoIndex::open(static_store.path(), embedder()).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            IndexError::EncoderMismatch {
+                store: "static",
+                wanted: "minilm",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    // The static encoder reads its own store back, and its vectors sit in their own cache.
+    let reopened = RepoIndex::open(static_store.path(), &stat).unwrap();
+    assert_eq!(reopened.chunks(), idx.chunks());
+    let opts = SearchOptions::default();
+    assert_eq!(
+        reopened.search(&stat, "parse url", &opts).unwrap(),
+        idx.search(&stat, "parse url", &opts).unwrap()
+    );
+    let caches: Vec<String> = fs::read_dir(static_store.path())
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("embeddings-"))
+        .collect();
+    assert_eq!(caches.len(), 1, "{caches:?}");
+    assert!(caches[0].starts_with("embeddings-static-"), "{caches:?}");
 }

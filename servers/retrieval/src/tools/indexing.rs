@@ -39,7 +39,7 @@ impl RetrievalTools {
         let data = &self.shared.settings.data_dir;
         let files = index.files();
         let manifest = Manifest::scan(root, &files);
-        manifest.save(&manifest_path(data, id))?;
+        manifest.save(&manifest_path(data, id, self.kind()))?;
         let (n_files, n_chunks) = (files.len(), index.chunks().len());
         drop(files);
         lock(&self.shared.indexes).insert(id.to_string(), Arc::new(RwLock::new(index)));
@@ -210,8 +210,8 @@ impl RetrievalTools {
         let (index, stats) = RepoIndex::build(
             &record.local_path,
             &filter_of(record),
-            &self.shared.embedder,
-            &index_dir(data, &record.id),
+            self.shared.embedder.as_ref(),
+            &index_dir(data, &record.id, self.kind()),
         )?;
         self.install_index(&record.id, &record.local_path, index, commit.clone())?;
         Ok(JobResult {
@@ -258,13 +258,13 @@ impl RetrievalTools {
         let mut stats = IndexStats::default();
         if !changes.is_empty() {
             let mut guard = write(&index);
-            stats = guard.update_files(root, &changes.all(), &self.shared.embedder)?;
+            stats = guard.update_files(root, &changes.all(), self.shared.embedder.as_ref())?;
         }
         // Refresh the manifest and the registry's numbers.
         let (n_files, n_chunks) = {
             let guard = read(&index);
             let files = guard.files();
-            Manifest::scan(root, &files).save(&manifest_path(data, &record.id))?;
+            Manifest::scan(root, &files).save(&manifest_path(data, &record.id, self.kind()))?;
             (files.len(), guard.chunks().len())
         };
         stats.chunks = n_chunks;
@@ -293,10 +293,11 @@ impl RetrievalTools {
         let guard = read(index);
         let current = current_files(&record.local_path, &guard)?;
         let refs: Vec<&str> = current.iter().map(String::as_str).collect();
-        let manifest = Manifest::load(&manifest_path(data, &record.id)).unwrap_or_else(|| {
-            // No manifest: treat every indexed file as possibly changed.
-            Manifest::default()
-        });
+        let manifest = Manifest::load(&manifest_path(data, &record.id, self.kind()))
+            .unwrap_or_else(|| {
+                // No manifest: treat every indexed file as possibly changed.
+                Manifest::default()
+            });
         let mut changes = manifest.changes(&record.local_path, &refs);
         if manifest.files.is_empty() {
             // Files indexed before but gone now.

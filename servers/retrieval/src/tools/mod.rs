@@ -1,7 +1,7 @@
 //! The logic behind the MCP tools and resources, free of MCP: arguments in, text plus
 //! data out ([`ToolOutput`]), or a [`ToolError`] whose message says what to do.
 //!
-//! [`RetrievalTools`] owns the [`Embedder`], the [`Registry`](crate::registry::Registry),
+//! [`RetrievalTools`] owns the [`TextEncoder`] (MiniLM or static), the [`Registry`](crate::registry::Registry),
 //! the loaded [`RepoIndex`]es and the optional `--workspace`. By concept:
 //!
 //! - [`args`]: argument structs and their validation; [`results`]: the wire shapes
@@ -42,9 +42,9 @@ use std::time::{Duration, Instant};
 use navbench_server_support::walk::{WalkOptions, walk_files};
 
 use crate::chunk::Chunk;
+use crate::encoder::{EncoderKind, TextEncoder};
 use crate::index::{FileFilter, IndexStats, RepoIndex};
 use crate::live::Watcher;
-use crate::model::Embedder;
 use crate::registry::{self, RepoRecord, RepoStatus, repo_dir};
 use crate::source;
 use args::text_arg;
@@ -87,7 +87,7 @@ type LoadedIndex = Arc<RwLock<RepoIndex>>;
 /// State shared by every clone of [`RetrievalTools`] and by its background threads.
 struct Shared {
     settings: Settings,
-    embedder: Arc<Embedder>,
+    embedder: Arc<dyn TextEncoder>,
     registry: Mutex<registry::Registry>,
     indexes: Mutex<HashMap<String, LoadedIndex>>,
     /// Repositories with a job running (guards against concurrent jobs).
@@ -137,14 +137,16 @@ fn chunk_uri(repo_id: &str, chunk: &Chunk) -> String {
     format!("chunk://{repo_id}/{}", chunk.id)
 }
 
-/// Where a repository's file manifest (sizes and mtimes at indexing) lives.
-fn manifest_path(data_dir: &Path, id: &str) -> PathBuf {
-    repo_dir(data_dir, id).join("manifest.json")
+/// Where a repository's file manifest (sizes and mtimes at indexing) lives; one per
+/// encoder, like the index it describes.
+fn manifest_path(data_dir: &Path, id: &str, kind: EncoderKind) -> PathBuf {
+    repo_dir(data_dir, id).join(format!("manifest{}.json", kind.store_suffix()))
 }
 
-/// Where a repository's index lives.
-fn index_dir(data_dir: &Path, id: &str) -> PathBuf {
-    repo_dir(data_dir, id).join("index")
+/// Where a repository's index lives: `index` for MiniLM, `index-static` for the static
+/// encoder, so the two stores never meet.
+fn index_dir(data_dir: &Path, id: &str, kind: EncoderKind) -> PathBuf {
+    repo_dir(data_dir, id).join(format!("index{}", kind.store_suffix()))
 }
 
 /// Where a git repository is cloned.
@@ -162,7 +164,10 @@ fn filter_of(r: &RepoRecord) -> FileFilter {
 
 impl RetrievalTools {
     /// Opens the registry under `settings.data_dir` (recovering interrupted jobs).
-    pub fn new(settings: Settings, embedder: Arc<Embedder>) -> Result<RetrievalTools, ToolError> {
+    pub fn new(
+        settings: Settings,
+        embedder: Arc<dyn TextEncoder>,
+    ) -> Result<RetrievalTools, ToolError> {
         let registry = registry::Registry::open(&settings.data_dir)?;
         Ok(RetrievalTools {
             shared: Arc::new(Shared {
@@ -184,6 +189,11 @@ impl RetrievalTools {
     /// The embedder's model id.
     pub fn model_id(&self) -> &str {
         self.shared.embedder.model_id()
+    }
+
+    /// Which encoder the server runs.
+    pub fn kind(&self) -> EncoderKind {
+        self.shared.embedder.kind()
     }
 
     /// The loaded index of a ready repository, opening it on first use.
@@ -211,8 +221,8 @@ impl RetrievalTools {
         if let Some(index) = lock(&self.shared.indexes).get(&record.id) {
             return Ok(Arc::clone(index));
         }
-        let dir = index_dir(&self.shared.settings.data_dir, &record.id);
-        match RepoIndex::open(&dir, &self.shared.embedder) {
+        let dir = index_dir(&self.shared.settings.data_dir, &record.id, self.kind());
+        match RepoIndex::open(&dir, self.shared.embedder.as_ref()) {
             Ok(index) => {
                 let loaded = Arc::new(RwLock::new(index));
                 lock(&self.shared.indexes).insert(record.id.clone(), Arc::clone(&loaded));

@@ -100,7 +100,7 @@ impl RetrievalTools {
         options: SearchOptions,
         repo_id: Option<&str>,
     ) -> Result<Vec<CodeChunk>, ToolError> {
-        let hits = index.search(&self.shared.embedder, query, &options)?;
+        let hits = index.search(self.shared.embedder.as_ref(), query, &options)?;
         Ok(hits
             .iter()
             .filter_map(|h| {

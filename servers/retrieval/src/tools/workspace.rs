@@ -134,10 +134,10 @@ impl RetrievalTools {
     /// Open the persisted workspace index and catch up with the disk, or build it.
     pub(super) fn index_workspace(&self, id: &str, root: &Path) -> Result<IndexStats, ToolError> {
         let data = &self.shared.settings.data_dir;
-        let dir = index_dir(data, id);
-        let embedder = &self.shared.embedder;
+        let dir = index_dir(data, id, self.kind());
+        let embedder = self.shared.embedder.as_ref();
         let reopened = RepoIndex::open(&dir, embedder).ok().and_then(|mut index| {
-            let manifest = Manifest::load(&manifest_path(data, id))?;
+            let manifest = Manifest::load(&manifest_path(data, id, self.kind()))?;
             let current = current_files(root, &index).ok()?;
             let refs: Vec<&str> = current.iter().map(String::as_str).collect();
             let changes = manifest.changes(root, &refs);
@@ -177,12 +177,15 @@ impl RetrievalTools {
         let outcome = {
             let mut index = write(&index);
             index
-                .update_files(&root, &changed, &self.shared.embedder)
+                .update_files(&root, &changed, self.shared.embedder.as_ref())
                 .map(|stats| {
                     let files = index.files();
-                    let mut manifest =
-                        Manifest::load(&manifest_path(&self.shared.settings.data_dir, &id))
-                            .unwrap_or_default();
+                    let mut manifest = Manifest::load(&manifest_path(
+                        &self.shared.settings.data_dir,
+                        &id,
+                        self.kind(),
+                    ))
+                    .unwrap_or_default();
                     for rel in &changed {
                         manifest.files.remove(rel);
                     }
@@ -195,9 +198,11 @@ impl RetrievalTools {
                             .collect::<Vec<_>>(),
                     );
                     manifest.files.extend(fresh.files);
-                    if let Err(e) =
-                        manifest.save(&manifest_path(&self.shared.settings.data_dir, &id))
-                    {
+                    if let Err(e) = manifest.save(&manifest_path(
+                        &self.shared.settings.data_dir,
+                        &id,
+                        self.kind(),
+                    )) {
                         tracing::warn!(error = %e, "manifest not saved");
                     }
                     (stats, files.len(), index.chunks().len())
