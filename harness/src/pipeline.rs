@@ -1,13 +1,16 @@
 //! `navbench run`: the pipeline from dataset to CSVs.
 //!
-//! For each instance (up to `--jobs` at once): fetch the repository's mirror, derive the
-//! gold locations from the patch at the base commit, write the base tree into a work
-//! dir; then for each variant: spawn its server, let the variant's policy localize,
+//! For each instance (up to `--jobs` at once, grouped by repository): fetch the
+//! repository's mirror, derive the gold locations from the patch at the base commit,
+//! write the base tree into a work dir (taking over the tree of a finished instance of
+//! the same repository and applying the diff between the two commits, when there is
+//! one: see [`FinishedTrees`]); then for each variant: spawn its server, let the variant's policy localize,
 //! shut the server down, score the answer and append the rows. Any failure is recorded
 //! on that instance's rows and the run goes on.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -137,7 +140,33 @@ struct PreparedInstance {
     gold: Locations,
 }
 
-fn prepare(cache: &RepoCache, inst: &Instance) -> anyhow::Result<PreparedInstance> {
+/// Trees of finished instances, at most one per repository, that the next instance of
+/// that repository takes over (the tree is moved, then updated by the diff between the
+/// two base commits, after verification) instead of writing a whole tree. Only trees
+/// whose instance is done with every variant are offered, and each is taken once, so
+/// concurrent instances (`--jobs`) never share a tree.
+#[derive(Debug, Default)]
+struct FinishedTrees(Mutex<HashMap<String, String>>);
+
+impl FinishedTrees {
+    /// The finished instance whose tree `repo`'s next instance may take over.
+    fn take(&self, repo: &str) -> Option<String> {
+        let mut slots = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        slots.remove(repo)
+    }
+
+    /// Offers `instance_id`'s tree (its instance is done) to the next instance of `repo`.
+    fn offer(&self, repo: &str, instance_id: &str) {
+        let mut slots = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        slots.insert(repo.to_string(), instance_id.to_string());
+    }
+}
+
+fn prepare(
+    cache: &RepoCache,
+    inst: &Instance,
+    reuse_from: Option<&str>,
+) -> anyhow::Result<PreparedInstance> {
     let mirror = cache.mirror(&inst.repo, &inst.base_commit)?;
     let read = |p: &str| cache.read_file_at(&mirror, &inst.base_commit, p);
     let derived = gold::derive_gold(&inst.patch, &read).with_context(|| {
@@ -147,9 +176,13 @@ fn prepare(cache: &RepoCache, inst: &Instance) -> anyhow::Result<PreparedInstanc
         )
     })?;
     drop(mirror);
-    let workdir = cache.checkout(&inst.repo, &inst.base_commit, &inst.instance_id)?;
+    let tree = cache.checkout_tree(&inst.repo, &inst.base_commit, &inst.instance_id, reuse_from)?;
+    for w in &tree.warnings {
+        tracing::warn!(instance_id = %inst.instance_id, "{w}");
+    }
+    tracing::debug!(instance_id = %inst.instance_id, how = ?tree.how, "tree ready");
     Ok(PreparedInstance {
-        workdir,
+        workdir: tree.dir,
         gold: derived.locations,
     })
 }
@@ -250,6 +283,7 @@ async fn run_variant(
 async fn run_instance(
     cfg: Arc<RunConfig>,
     cache: Arc<RepoCache>,
+    trees: Arc<FinishedTrees>,
     out: Arc<RunOutput>,
     variants: Arc<Vec<ReadyVariant>>,
     inst: Instance,
@@ -266,14 +300,21 @@ async fn run_instance(
     }
     let n_pending = pending.len() as u64;
     bar.set_message(inst.instance_id.clone());
+    let prev = trees.take(&inst.repo);
     let prep = {
         let cache = cache.clone();
         let inst = inst.clone();
-        tokio::task::spawn_blocking(move || prepare(&cache, &inst)).await
+        let prev = prev.clone();
+        tokio::task::spawn_blocking(move || prepare(&cache, &inst, prev.as_deref())).await
     };
     let prep = match prep {
         Ok(Ok(p)) => p,
         Ok(Err(e)) => {
+            // The offered tree may still be whole (e.g. gold failed before the checkout);
+            // if it is not, its verification sends the next taker to a full write.
+            if let Some(prev) = &prev {
+                trees.offer(&inst.repo, prev);
+            }
             record_failure(&out, &inst, &pending, STATUS_ERROR, &format!("{e:#}"));
             bar.inc(n_pending);
             return;
@@ -294,6 +335,7 @@ async fn run_instance(
         let msg = "the patch edits no existing function: left out of the scores, as in LocAgent";
         record_failure(&out, &inst, &pending, STATUS_NO_GOLD, msg);
         bar.inc(n_pending);
+        trees.offer(&inst.repo, &inst.instance_id);
         return;
     }
     for rv in pending {
@@ -310,6 +352,7 @@ async fn run_instance(
         }
         bar.inc(1);
     }
+    trees.offer(&inst.repo, &inst.instance_id);
 }
 
 fn record_failure(
@@ -418,17 +461,23 @@ pub async fn run(cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummary>> 
     let variants = Arc::new(variants);
     let sem = Arc::new(tokio::sync::Semaphore::new(cfg.jobs.max(1)));
     let mut tasks = tokio::task::JoinSet::new();
-    for inst in ds.instances.clone() {
+    let trees = Arc::new(FinishedTrees::default());
+    // Grouped by repository (dataset order within one): each instance can take over the
+    // tree of the previous one of its repository, and caches stay warm.
+    let mut order = ds.instances.clone();
+    order.sort_by(|a, b| a.repo.cmp(&b.repo));
+    for inst in order {
         let permit = sem.clone().acquire_owned().await?;
-        let (cfg, cache, out, variants, bar) = (
+        let (cfg, cache, trees, out, variants, bar) = (
             cfg.clone(),
             cache.clone(),
+            trees.clone(),
             out.clone(),
             variants.clone(),
             bar.clone(),
         );
         tasks.spawn(async move {
-            run_instance(cfg, cache, out, variants, inst, bar).await;
+            run_instance(cfg, cache, trees, out, variants, inst, bar).await;
             drop(permit);
         });
     }

@@ -153,6 +153,32 @@ fn runs_text_variant_end_to_end_and_resumes() {
 }
 
 #[test]
+fn the_next_instance_of_a_repository_takes_over_the_finished_tree() {
+    let s = setup();
+    let ds = s.write_dataset(&[
+        instance("acme__shop-1", &s.commit),
+        instance("acme__shop-2", &s.commit),
+    ]);
+    let out = s.run(&ds, "out", &["--variants", "text"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows = read_csv(&s.work.path().join("out/instances.csv"));
+    assert_eq!(rows.len(), 2);
+    for r in &rows {
+        assert_eq!(r["status"], "ok", "{r:?}");
+        assert_eq!(r["file_acc_1"], "1.0000", "{r:?}");
+    }
+    // The first tree was moved to the second instance, verified, and updated.
+    let trees = s.work.path().join("cache/worktrees");
+    assert!(!trees.join("acme__shop-1").exists());
+    assert!(trees.join("acme__shop-2/shop/store.py").is_file());
+    assert!(trees.join("acme__shop-2.manifest.json").is_file());
+}
+
+#[test]
 fn missing_commit_is_recorded_and_the_run_goes_on() {
     let s = setup();
     let ds = s.write_dataset(&[
