@@ -19,16 +19,14 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use navbench_server_support::walk::{FileGlob, WalkOptions, walk_files};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
-use tantivy::schema::{Field, IndexRecordOption, STORED, STRING, Schema, TEXT, Value};
+use tantivy::schema::{Field, STORED, STRING, Schema, TEXT};
 use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, Term};
 
 use crate::chunk::{Chunk, ChunkKind, chunk_file, is_indexable};
@@ -213,151 +211,6 @@ struct Store {
     dim: usize,
     filter: FileFilter,
     chunks: Vec<Chunk>,
-}
-
-/// Content hash → vector, persisted per model.
-#[derive(Default)]
-struct EmbeddingCache {
-    dim: usize,
-    map: HashMap<u128, Box<[f32]>>,
-}
-
-impl EmbeddingCache {
-    fn path(dir: &Path, model_id: &str) -> PathBuf {
-        let short: String = model_id.chars().take(16).collect();
-        dir.join(format!("embeddings-{short}.bin"))
-    }
-
-    /// Loads the cache; a missing or unreadable file gives an empty cache.
-    fn load(path: &Path, dim: usize) -> EmbeddingCache {
-        let mut cache = EmbeddingCache {
-            dim,
-            map: HashMap::new(),
-        };
-        let Ok(f) = fs::File::open(path) else {
-            return cache;
-        };
-        let mut r = BufReader::new(f);
-        let mut head = [0u8; 16];
-        if r.read_exact(&mut head).is_err() || &head[..8] != CACHE_MAGIC {
-            tracing::warn!(path = %path.display(), "embedding cache unreadable; starting empty");
-            return cache;
-        }
-        let file_dim = u64::from_le_bytes(head[8..16].try_into().unwrap_or([0; 8])) as usize;
-        if file_dim != dim {
-            return cache;
-        }
-        let mut key = [0u8; 16];
-        let mut buf = vec![0u8; dim * 4];
-        while r.read_exact(&mut key).is_ok() && r.read_exact(&mut buf).is_ok() {
-            let v: Box<[f32]> = buf
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect();
-            cache.map.insert(u128::from_le_bytes(key), v);
-        }
-        cache
-    }
-
-    fn save(&self, path: &Path) -> Result<(), IndexError> {
-        let tmp = path.with_extension("bin.tmp");
-        {
-            let f = fs::File::create(&tmp).map_err(io_err(&tmp))?;
-            let mut w = BufWriter::new(f);
-            let mut write = |b: &[u8]| w.write_all(b).map_err(io_err(&tmp));
-            write(CACHE_MAGIC)?;
-            write(&(self.dim as u64).to_le_bytes())?;
-            let mut keys: Vec<&u128> = self.map.keys().collect();
-            keys.sort();
-            for k in keys {
-                write(&k.to_le_bytes())?;
-                for x in self.map[k].iter() {
-                    write(&x.to_le_bytes())?;
-                }
-            }
-            w.flush().map_err(io_err(&tmp))?;
-        }
-        fs::rename(&tmp, path).map_err(io_err(path))
-    }
-
-    /// The shared pack directory of `embedder`'s model, if it has a shared cache.
-    fn shared_dir(embedder: &dyn TextEncoder) -> Option<PathBuf> {
-        let id: String = embedder
-            .model_id()
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        embedder.shared_cache().map(|d| d.join(id))
-    }
-
-    /// Adds the vectors of every pack in `dir` (see [`crate::model::Embedder::with_shared_cache`]);
-    /// unreadable packs are skipped with a warning, never trusted half-read.
-    fn add_shared(&mut self, dir: &Path) {
-        let Ok(entries) = fs::read_dir(dir) else {
-            return;
-        };
-        let mut packs: Vec<PathBuf> = entries
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "pack"))
-            .collect();
-        packs.sort();
-        for pack in packs {
-            let loaded = EmbeddingCache::load(&pack, self.dim);
-            for (k, v) in loaded.map {
-                self.map.entry(k).or_insert(v);
-            }
-        }
-    }
-
-    /// Writes `keys` (just computed) as a new pack under `dir`, atomically.
-    fn write_pack(&self, dir: &Path, keys: &[u128]) -> Result<(), IndexError> {
-        if keys.is_empty() {
-            return Ok(());
-        }
-        fs::create_dir_all(dir).map_err(io_err(dir))?;
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        let path = dir.join(format!("{nanos:032}-{}.pack", std::process::id()));
-        let pack = EmbeddingCache {
-            dim: self.dim,
-            map: keys
-                .iter()
-                .filter_map(|k| self.map.get(k).map(|v| (*k, v.clone())))
-                .collect(),
-        };
-        pack.save(&path)
-    }
-
-    /// Drops entries not in `keep` once the cache is much larger than the index.
-    fn prune(&mut self, keep: &HashSet<u128>) {
-        if self.map.len() > 2 * keep.len() + 1000 {
-            self.map.retain(|k, _| keep.contains(k));
-        }
-    }
-}
-
-/// The text embedded for a chunk: path, kind and name give the model context.
-fn embed_text(c: &Chunk) -> String {
-    format!(
-        "{} {} {}\n{}",
-        c.file,
-        c.kind,
-        c.name.as_deref().unwrap_or(""),
-        c.content
-    )
-}
-
-fn content_hash(text: &str) -> u128 {
-    xxhash_rust::xxh3::xxh3_128(text.as_bytes())
 }
 
 /// BM25 document fields.
@@ -776,154 +629,6 @@ impl RepoIndex {
         fs::rename(&tmp, &path).map_err(io_err(&path))
     }
 
-    /// Hybrid search (see the [module docs](self)); at most `opts.top_k` hits, best
-    /// first. An empty query gives no hits.
-    pub fn search(
-        &self,
-        embedder: &dyn TextEncoder,
-        query: &str,
-        opts: &SearchOptions,
-    ) -> Result<Vec<Hit>, IndexError> {
-        if query.trim().is_empty() || opts.top_k == 0 || self.chunks.is_empty() {
-            return Ok(Vec::new());
-        }
-        let glob = match opts.file_filter.as_deref() {
-            Some(p) if p.contains(['*', '?', '[']) => {
-                Some(FileGlob::new(p).map_err(|e| IndexError::InvalidGlob {
-                    pattern: p.to_string(),
-                    reason: e.to_string(),
-                })?)
-            }
-            _ => None,
-        };
-        let allowed = |c: &Chunk| {
-            opts.chunk_kind.is_none_or(|k| c.kind == k)
-                && match (&glob, opts.file_filter.as_deref()) {
-                    (Some(g), _) => g.is_match(&c.file),
-                    (None, Some(sub)) => c.file.contains(sub),
-                    (None, None) => true,
-                }
-        };
-        let filtered = opts.file_filter.is_some() || opts.chunk_kind.is_some();
-        let want = (opts.top_k * 5).max(MIN_CANDIDATES);
-
-        // Semantic ranking: exact cosine over every (allowed) row.
-        let q = embedder
-            .embed(&[query])?
-            .into_iter()
-            .next()
-            .unwrap_or_default();
-        let scores = cosine_scores(&self.vectors, self.dim, &q);
-        let mut sem: Vec<(f32, usize)> = scores
-            .into_iter()
-            .enumerate()
-            .filter(|(i, _)| !filtered || allowed(&self.chunks[*i]))
-            .map(|(i, s)| (s, i))
-            .collect();
-        top_n(&mut sem, want);
-
-        // Keyword ranking: BM25 over body and (boosted) name.
-        let kw = self.bm25(query, if filtered { want * 10 } else { want })?;
-        let kw: Vec<(f32, usize)> = kw
-            .into_iter()
-            .filter(|(_, i)| !filtered || allowed(&self.chunks[*i]))
-            .take(want)
-            .collect();
-
-        // chunk → (semantic (rank, cos), keyword (rank, bm25)).
-        let mut fused: HashMap<usize, (Option<RankScore>, Option<RankScore>)> = HashMap::new();
-        for (r, &(s, i)) in sem.iter().enumerate() {
-            fused.entry(i).or_default().0 = Some((r + 1, s));
-        }
-        for (r, &(s, i)) in kw.iter().enumerate() {
-            fused.entry(i).or_default().1 = Some((r + 1, s));
-        }
-        let max = 2.0 / (RRF_K + 1.0);
-        let mut hits: Vec<Hit> = fused
-            .into_iter()
-            .map(|(i, (v, b))| {
-                let rrf = v.map_or(0.0, |(r, _)| 1.0 / (RRF_K + r as f32))
-                    + b.map_or(0.0, |(r, _)| 1.0 / (RRF_K + r as f32));
-                let reason = match (v, b) {
-                    (Some((vr, vs)), Some((br, bs))) => {
-                        format!("semantic #{vr} (cos {vs:.2}) + keyword #{br} (bm25 {bs:.1})")
-                    }
-                    (Some((vr, vs)), None) => format!("semantic #{vr} (cos {vs:.2})"),
-                    (None, Some((br, bs))) => format!("keyword #{br} (bm25 {bs:.1})"),
-                    (None, None) => String::new(),
-                };
-                Hit {
-                    chunk: i,
-                    score: (rrf / max).clamp(0.0, 1.0),
-                    vector_rank: v.map(|(r, _)| r),
-                    bm25_rank: b.map(|(r, _)| r),
-                    reason,
-                }
-            })
-            .collect();
-        hits.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then(
-                    a.vector_rank
-                        .unwrap_or(usize::MAX)
-                        .cmp(&b.vector_rank.unwrap_or(usize::MAX)),
-                )
-                .then(a.chunk.cmp(&b.chunk))
-        });
-        hits.truncate(opts.top_k);
-        Ok(hits)
-    }
-
-    /// BM25 top `limit` as (score, chunk index).
-    fn bm25(&self, query: &str, limit: usize) -> Result<Vec<(f32, usize)>, IndexError> {
-        let mut analyzer = self.index.tokenizer_for_field(self.fields.body)?;
-        let mut terms: Vec<String> = Vec::new();
-        let mut stream = analyzer.token_stream(query);
-        while stream.advance() {
-            let t = stream.token().text.clone();
-            if !terms.contains(&t) {
-                terms.push(t);
-            }
-        }
-        if terms.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for t in &terms {
-            clauses.push((
-                Occur::Should,
-                Box::new(TermQuery::new(
-                    Term::from_field_text(self.fields.body, t),
-                    IndexRecordOption::WithFreqs,
-                )),
-            ));
-            clauses.push((
-                Occur::Should,
-                Box::new(BoostQuery::new(
-                    Box::new(TermQuery::new(
-                        Term::from_field_text(self.fields.name, t),
-                        IndexRecordOption::WithFreqs,
-                    )),
-                    2.0,
-                )),
-            ));
-        }
-        let query = BooleanQuery::new(clauses);
-        let searcher = self.reader.searcher();
-        let top = searcher.search(&query, &TopDocs::with_limit(limit).order_by_score())?;
-        let mut out = Vec::with_capacity(top.len());
-        for (score, addr) in top {
-            let doc: TantivyDocument = searcher.doc(addr)?;
-            if let Some(id) = doc.get_first(self.fields.id).and_then(|v| v.as_str())
-                && let Some(&i) = self.by_id.get(id)
-            {
-                out.push((score, i));
-            }
-        }
-        Ok(out)
-    }
-
     /// Every chunk, ordered by file then start line.
     pub fn chunks(&self) -> &[Chunk] {
         &self.chunks
@@ -958,49 +663,11 @@ impl RepoIndex {
     }
 }
 
-/// Dot product of `q` with every `dim`-wide row of `matrix` (cosine for normalized
-/// rows). Eight independent accumulators let the compiler vectorize the inner loop.
-pub fn cosine_scores(matrix: &[f32], dim: usize, q: &[f32]) -> Vec<f32> {
-    if dim == 0 || q.len() != dim {
-        return Vec::new();
-    }
-    let row_score = |row: &[f32]| {
-        let mut acc = [0f32; 8];
-        let mut rc = row.chunks_exact(8);
-        let mut qc = q.chunks_exact(8);
-        for (r, qq) in (&mut rc).zip(&mut qc) {
-            for k in 0..8 {
-                acc[k] += r[k] * qq[k];
-            }
-        }
-        let tail: f32 = rc
-            .remainder()
-            .iter()
-            .zip(qc.remainder())
-            .map(|(a, b)| a * b)
-            .sum();
-        acc.iter().sum::<f32>() + tail
-    };
-    const PAR_ROWS: usize = 8192;
-    if matrix.len() / dim > 2 * PAR_ROWS {
-        matrix
-            .par_chunks(dim * PAR_ROWS)
-            .flat_map_iter(|block| block.chunks_exact(dim).map(row_score).collect::<Vec<_>>())
-            .collect()
-    } else {
-        matrix.chunks_exact(dim).map(row_score).collect()
-    }
-}
+mod embedding_cache;
+mod search;
 
-/// Keeps the `n` best (score desc, index asc) in order.
-fn top_n(v: &mut Vec<(f32, usize)>, n: usize) {
-    let cmp = |a: &(f32, usize), b: &(f32, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
-    if v.len() > n {
-        v.select_nth_unstable_by(n, cmp);
-        v.truncate(n);
-    }
-    v.sort_by(cmp);
-}
+use embedding_cache::{EmbeddingCache, content_hash, embed_text};
+pub use search::cosine_scores;
 
 #[cfg(test)]
 mod tests;
