@@ -117,31 +117,32 @@ impl RepoCache {
         locks.entry(repo.to_string()).or_default().clone()
     }
 
-    /// Opens the mirror of `repo`, creating and fetching it if needed, and makes sure it
-    /// holds `commit` (fetching again once if it does not).
-    pub fn mirror(&self, repo: &str, commit: &str) -> Result<git2::Repository, CheckoutError> {
+    /// Opens the bare mirror of `repo` under the cache, creating an empty one if there is
+    /// none (then the flag is true). The caller holds the repository's lock.
+    fn open_mirror(&self, repo: &str) -> Result<(git2::Repository, bool), CheckoutError> {
         let (owner, name) = split_repo(repo)?;
         let path = self
             .root
             .join("mirrors")
             .join(format!("{owner}+{name}.git"));
+        if let Ok(r) = git2::Repository::open_bare(&path) {
+            return Ok((r, false));
+        }
+        std::fs::create_dir_all(&path).map_err(io_at(&path))?;
+        let r = git2::Repository::init_bare(&path).map_err(|e| CheckoutError::Git {
+            path: path.clone(),
+            message: e.message().to_string(),
+        })?;
+        Ok((r, true))
+    }
+
+    /// Opens the mirror of `repo`, creating and fetching it if needed, and makes sure it
+    /// holds `commit` (fetching again once if it does not).
+    pub fn mirror(&self, repo: &str, commit: &str) -> Result<git2::Repository, CheckoutError> {
         let url = self.url_for(repo)?;
         let lock = self.lock_for(repo);
         let _guard = lock.lock().unwrap_or_else(|p| p.into_inner());
-        let gerr = |e: git2::Error| CheckoutError::Git {
-            path: path.clone(),
-            message: e.message().to_string(),
-        };
-        let (mirror, fresh) = match git2::Repository::open_bare(&path) {
-            Ok(r) => (r, false),
-            Err(_) => {
-                std::fs::create_dir_all(&path).map_err(|source| CheckoutError::Io {
-                    path: path.clone(),
-                    source,
-                })?;
-                (git2::Repository::init_bare(&path).map_err(gerr)?, true)
-            }
-        };
+        let (mirror, fresh) = self.open_mirror(repo)?;
         let oid = git2::Oid::from_str(commit).map_err(|_| CheckoutError::MissingCommit {
             repo: repo.to_string(),
             commit: commit.to_string(),
@@ -189,27 +190,15 @@ impl RepoCache {
     /// tag into it (a local source also lends its objects): for reading a
     /// repository's history rather than one commit.
     pub fn mirror_all(&self, repo: &str) -> Result<git2::Repository, CheckoutError> {
-        let (owner, name) = split_repo(repo)?;
-        let path = self
-            .root
-            .join("mirrors")
-            .join(format!("{owner}+{name}.git"));
         let url = self.url_for(repo)?;
         let lock = self.lock_for(repo);
         let _guard = lock.lock().unwrap_or_else(|p| p.into_inner());
-        let gerr = |e: git2::Error| CheckoutError::Git {
-            path: path.clone(),
-            message: e.message().to_string(),
-        };
-        let mirror = match git2::Repository::open_bare(&path) {
-            Ok(r) => r,
-            Err(_) => {
-                std::fs::create_dir_all(&path).map_err(io_at(&path))?;
-                git2::Repository::init_bare(&path).map_err(gerr)?
-            }
-        };
+        let (mirror, _) = self.open_mirror(repo)?;
         if let Some(objects) = local_objects_dir(&url) {
-            borrow_objects(&mirror, &objects).map_err(gerr)?;
+            borrow_objects(&mirror, &objects).map_err(|e| CheckoutError::Git {
+                path: mirror.path().to_path_buf(),
+                message: e.message().to_string(),
+            })?;
         }
         tracing::info!(repo, url = %url, "fetching every branch and tag");
         fetch_all(&mirror, &url).map_err(|e| CheckoutError::Fetch {
