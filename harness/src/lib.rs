@@ -72,6 +72,7 @@ pub mod metrics;
 pub mod mini;
 pub mod output;
 pub mod patch;
+pub mod phases;
 pub mod pipeline;
 pub mod policy;
 pub mod report;

@@ -4,14 +4,18 @@
 //! same `--out` skips them.
 
 use std::collections::{BTreeMap, HashSet};
-use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::{Level, column_names};
+use crate::phases::{PhaseTotals, Phases};
 use crate::policy::CallRecord;
+
+mod append;
+
+use append::{AppendCsv, Pair};
 
 /// Status of one instance × variant row.
 pub const STATUS_OK: &str = "ok";
@@ -43,6 +47,10 @@ pub struct InstanceRow {
     pub pred_files: Vec<String>,
     pub pred_modules: Vec<String>,
     pub pred_functions: Vec<String>,
+    /// What went wrong without failing the row (e.g. a file a partial mirror lacks).
+    pub warnings: Vec<String>,
+    /// Where the row's time went.
+    pub phases: Phases,
 }
 
 /// Every metric column, levels in order.
@@ -71,9 +79,11 @@ pub fn instance_header() -> Vec<String> {
             "pred_files",
             "pred_modules",
             "pred_functions",
+            "warnings",
         ]
         .map(String::from),
     );
+    h.extend(Phases::columns());
     h
 }
 
@@ -125,6 +135,12 @@ pub struct RunInfo {
     /// For a run made by `navbench merge`: the runs it combines (`dir (shard I/N)`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged_from: Vec<String>,
+    /// Where the run's time went (written when the run ends).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases: Option<PhaseTotals>,
+    /// The run's wall time in milliseconds (written when the run ends).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_ms: Option<f64>,
 }
 
 /// Reads `run.json` from a run directory; `None` when the file is absent.
@@ -140,27 +156,28 @@ pub fn read_info(dir: &Path) -> anyhow::Result<Option<RunInfo>> {
     Ok(Some(info))
 }
 
-/// Appending CSV writers of one run directory.
+/// Appending CSV writers of one run directory, crash-safe (see [`append`]): whole rows
+/// appended and fsynced, a torn last row repaired on open, and the rows of a pair that
+/// did not finish (an error, or a run killed between its calls and its row) replaced
+/// by the next attempt's, so each pair's rows in both files come from one attempt.
+/// After a failed write (disk full, `--out` not writable) every later write is refused
+/// with the same message, so the run can stop with nothing already written damaged.
 pub struct RunOutput {
     dir: PathBuf,
-    calls: Mutex<csv::Writer<File>>,
-    instances: Mutex<csv::Writer<File>>,
+    calls: Mutex<AppendCsv>,
+    instances: Mutex<AppendCsv>,
     done: HashSet<(String, String)>,
+    /// Why writing failed, once it has.
+    broken: Mutex<Option<String>>,
 }
 
-fn open_append(path: &Path, header: &[String]) -> std::io::Result<csv::Writer<File>> {
-    let fresh = std::fs::metadata(path)
-        .map(|m| m.len() == 0)
-        .unwrap_or(true);
-    let file = OpenOptions::new().create(true).append(true).open(path)?;
-    let mut w = csv::WriterBuilder::new()
-        .has_headers(false)
-        .from_writer(file);
-    if fresh {
-        w.write_record(header)?;
-        w.flush()?;
-    }
-    Ok(w)
+fn open_append(path: &Path, header: &[String]) -> anyhow::Result<(AppendCsv, HashSet<Pair>)> {
+    AppendCsv::open(path, header).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot open {} for appending: {e}; --out must be a writable directory with free space (pass another --out, or fix it and re-run)",
+            path.display()
+        )
+    })
 }
 
 fn join(v: &[String]) -> String {
@@ -178,22 +195,26 @@ impl RunOutput {
         std::fs::create_dir_all(dir)
             .map_err(|e| anyhow::anyhow!("cannot create output dir {}: {e}", dir.display()))?;
         let inst_path = dir.join("instances.csv");
+        // Repaired before it is read, so a torn row never counts as finished.
+        let (mut instances, inst_pairs) = open_append(&inst_path, &instance_header())?;
         let mut done = HashSet::new();
         for row in read_instance_rows(&inst_path)? {
             if row.status == STATUS_OK || row.status == STATUS_NO_GOLD {
                 done.insert((row.instance_id, row.variant));
             }
         }
-        let calls = open_append(
+        let (mut calls, call_pairs) = open_append(
             &dir.join("calls.csv"),
             CALL_HEADER.map(String::from).as_ref(),
         )?;
-        let instances = open_append(&inst_path, &instance_header())?;
+        instances.set_replaceable(&inst_pairs - &done);
+        calls.set_replaceable(&call_pairs - &done);
         Ok(RunOutput {
             dir: dir.to_path_buf(),
             calls: Mutex::new(calls),
             instances: Mutex::new(instances),
             done,
+            broken: Mutex::new(None),
         })
     }
 
@@ -215,22 +236,53 @@ impl RunOutput {
         variant: &str,
         calls: &[CallRecord],
     ) -> anyhow::Result<()> {
-        let mut w = self.calls.lock().unwrap_or_else(|p| p.into_inner());
-        for c in calls {
-            w.write_record([
-                instance_id,
-                variant,
-                &c.step.to_string(),
-                &c.tool,
-                &c.args,
-                &format!("{:.3}", c.latency_ms),
-                &c.response_bytes.to_string(),
-                &c.response_tokens.to_string(),
-                if c.is_error { "true" } else { "false" },
-                &c.error,
-            ])?;
+        let rows = calls.iter().map(|c| {
+            vec![
+                instance_id.to_string(),
+                variant.to_string(),
+                c.step.to_string(),
+                c.tool.clone(),
+                c.args.clone(),
+                format!("{:.3}", c.latency_ms),
+                c.response_bytes.to_string(),
+                c.response_tokens.to_string(),
+                if c.is_error { "true" } else { "false" }.to_string(),
+                c.error.clone(),
+            ]
+        });
+        let pair = (instance_id.to_string(), variant.to_string());
+        self.append(&self.calls, &pair, rows)
+    }
+
+    /// Why writing failed, once it has (every later write is refused).
+    pub fn broken(&self) -> Option<String> {
+        self.broken
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Appends `rows` of `pair` to one file, unless writing already failed; a failure
+    /// is remembered so the run can stop.
+    fn append(
+        &self,
+        file: &Mutex<AppendCsv>,
+        pair: &Pair,
+        rows: impl IntoIterator<Item = Vec<String>>,
+    ) -> anyhow::Result<()> {
+        if let Some(why) = self.broken() {
+            anyhow::bail!("{why}");
         }
-        w.flush()?;
+        let mut f = file.lock().unwrap_or_else(|p| p.into_inner());
+        let written = append::encode(rows).and_then(|bytes| f.append_pair(pair, &bytes));
+        if let Err(e) = written {
+            let why = format!(
+                "cannot write {}: {e}. Rows already written are intact (a row cut by the failure was taken back). Free disk space or make --out writable, then re-run with the same --out to resume",
+                f.path().display()
+            );
+            *self.broken.lock().unwrap_or_else(|p| p.into_inner()) = Some(why.clone());
+            anyhow::bail!("{why}");
+        }
         Ok(())
     }
 
@@ -263,20 +315,28 @@ impl RunOutput {
             join(&r.pred_files),
             join(&r.pred_modules),
             join(&r.pred_functions),
+            join(&r.warnings),
         ]);
-        let mut w = self.instances.lock().unwrap_or_else(|p| p.into_inner());
-        w.write_record(&rec)?;
-        w.flush()?;
-        Ok(())
+        rec.extend(r.phases.values().iter().map(|x| format!("{x:.3}")));
+        let pair = (r.instance_id.clone(), r.variant.clone());
+        // A row without calls (e.g. the server did not start) still replaces the calls
+        // an earlier, unfinished attempt left.
+        let forgot = self
+            .calls
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .forget(&pair);
+        if let Err(e) = forgot {
+            tracing::warn!("cannot drop the calls of an earlier attempt of {pair:?}: {e}");
+        }
+        self.append(&self.instances, &pair, [rec])
     }
 
     /// Writes `run.json`.
     pub fn write_info(&self, info: &RunInfo) -> anyhow::Result<()> {
-        std::fs::write(
-            self.dir.join("run.json"),
-            serde_json::to_string_pretty(info)?,
-        )?;
-        Ok(())
+        let path = self.dir.join("run.json");
+        append::write_atomic(&path, serde_json::to_string_pretty(info)?.as_bytes())
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
     }
 }
 
@@ -334,6 +394,10 @@ pub fn read_instance_rows(path: &Path) -> anyhow::Result<Vec<InstanceRow>> {
             pred_files: list("pred_files"),
             pred_modules: list("pred_modules"),
             pred_functions: list("pred_functions"),
+            warnings: list("warnings"),
+            phases: Phases::from_values(
+                &Phases::columns().iter().map(|c| num(c)).collect::<Vec<_>>(),
+            ),
         };
         by_pair.insert((row.instance_id.clone(), row.variant.clone()), (i, row));
     }
@@ -408,7 +472,7 @@ pub fn summarize(rows: &[InstanceRow], variants: &[String]) -> Vec<VariantSummar
 
 /// Writes `summary.csv`.
 pub fn write_summary(path: &Path, sums: &[VariantSummary]) -> anyhow::Result<()> {
-    let mut w = csv::Writer::from_path(path)?;
+    let mut w = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<String> = [
         "variant",
         "n_instances",
@@ -453,8 +517,10 @@ pub fn write_summary(path: &Path, sums: &[VariantSummary]) -> anyhow::Result<()>
         );
         w.write_record(&rec)?;
     }
-    w.flush()?;
-    Ok(())
+    let bytes = w.into_inner().map_err(|e| e.into_error())?;
+    // Whole or not at all: a run killed while writing it keeps the previous summary.
+    append::write_atomic(path, &bytes)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
 }
 
 /// The summary as a fixed-width table (accuracies in percent, as the paper prints them).

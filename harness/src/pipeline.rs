@@ -25,6 +25,7 @@ use crate::mini;
 use crate::output::{
     self, InstanceRow, RunInfo, RunOutput, STATUS_ERROR, STATUS_NO_GOLD, STATUS_OK,
 };
+use crate::phases::{PhaseTotals, Phases};
 use crate::policy::{CallRecord, Driver, Task};
 use crate::shard::{Shard, dataset_fingerprint};
 use crate::tokens::Tokenizer;
@@ -134,10 +135,13 @@ fn prepare_variants(variants: &mut [ReadyVariant], cache: &Path) {
     }
 }
 
-/// What one instance's preparation produced: its tree and gold locations.
+/// What one instance's preparation produced: its tree, gold locations, the warnings
+/// its checkout raised and the time its phases took.
 struct PreparedInstance {
     workdir: PathBuf,
     gold: Locations,
+    warnings: Vec<String>,
+    phases: Phases,
 }
 
 /// Trees of finished instances, at most one per repository, that the next instance of
@@ -167,7 +171,10 @@ fn prepare(
     inst: &Instance,
     reuse_from: Option<&str>,
 ) -> anyhow::Result<PreparedInstance> {
+    let t_mirror = Instant::now();
     let mirror = cache.mirror(&inst.repo, &inst.base_commit)?;
+    let mirror_ms = ms(t_mirror);
+    let t_gold = Instant::now();
     let read = |p: &str| cache.read_file_at(&mirror, &inst.base_commit, p);
     let derived = gold::derive_gold(&inst.patch, &read).with_context(|| {
         format!(
@@ -176,6 +183,8 @@ fn prepare(
         )
     })?;
     drop(mirror);
+    let gold_ms = ms(t_gold);
+    let t_tree = Instant::now();
     let tree = cache.checkout_tree(&inst.repo, &inst.base_commit, &inst.instance_id, reuse_from)?;
     for w in &tree.warnings {
         tracing::warn!(instance_id = %inst.instance_id, "{w}");
@@ -184,7 +193,18 @@ fn prepare(
     Ok(PreparedInstance {
         workdir: tree.dir,
         gold: derived.locations,
+        warnings: tree.warnings,
+        phases: Phases {
+            checkout_ms: mirror_ms + ms(t_tree),
+            gold_ms,
+            ..Phases::default()
+        },
     })
+}
+
+/// Milliseconds since `t`.
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1000.0
 }
 
 /// Scores predictions at every level; `None` unless every level has gold.
@@ -215,6 +235,8 @@ async fn run_variant(
         variant: variant.name().to_string(),
         gold_files: prep.gold.files.clone(),
         gold_functions: prep.gold.functions.clone(),
+        warnings: prep.warnings.clone(),
+        phases: prep.phases,
         ..InstanceRow::default()
     };
     let spec = variant.server_spec(rv.binary.clone(), &prep.workdir, &cfg.cache, &rv.prepared);
@@ -223,22 +245,27 @@ async fn run_variant(
         Err(e) => {
             row.status = STATUS_ERROR.into();
             row.error = format!("server {} did not start: {e}", variant.binary());
-            row.wall_ms = wall.elapsed().as_secs_f64() * 1000.0;
+            row.wall_ms = ms(wall);
+            row.phases.start_ms = row.wall_ms;
             return (row, Vec::new());
         }
     };
-    row.index_ms = wall.elapsed().as_secs_f64() * 1000.0;
+    row.index_ms = ms(wall);
+    row.phases.start_ms = row.index_ms;
     row.schema_tokens = cfg.tokenizer.count(&session.tools_json());
     let task = Task {
         instance: inst,
         workdir: &prep.workdir,
     };
+    let t_policy = Instant::now();
     let (result, records) = {
         let mut driver = Driver::new(&mut session, cfg.tokenizer)
             .with_setup_timeout(variant.setup_tools(), cfg.index_timeout);
         let r = variant.localize(&mut driver, &task).await;
         (r, driver.records)
     };
+    let policy_ms = ms(t_policy);
+    let t_score = Instant::now();
     session.shutdown().await;
     let pred = match result {
         Ok(p) => {
@@ -266,17 +293,20 @@ async fn run_variant(
     row.n_errors = records.iter().filter(|c| c.is_error).count();
     row.tool_ms = records.iter().map(|c| c.latency_ms).sum();
     // Indexing done through a tool (e.g. codegraph's init_repository) is index time.
-    row.index_ms += records
+    row.phases.init_ms = records
         .iter()
         .filter(|c| variant.setup_tools().contains(&c.tool.as_str()))
         .map(|c| c.latency_ms)
         .sum::<f64>();
+    row.index_ms += row.phases.init_ms;
+    row.phases.policy_ms = (policy_ms - row.phases.init_ms).max(0.0);
     row.response_bytes = records.iter().map(|c| c.response_bytes).sum();
     row.response_tokens = records.iter().map(|c| c.response_tokens).sum();
     row.pred_files = pred.files;
     row.pred_modules = pred.modules;
     row.pred_functions = pred.functions;
-    row.wall_ms = wall.elapsed().as_secs_f64() * 1000.0;
+    row.phases.score_ms = ms(t_score);
+    row.wall_ms = ms(wall);
     (row, records)
 }
 
@@ -315,7 +345,7 @@ async fn run_instance(
             if let Some(prev) = &prev {
                 trees.offer(&inst.repo, prev);
             }
-            record_failure(&out, &inst, &pending, STATUS_ERROR, &format!("{e:#}"));
+            record_failure(&out, &inst, &pending, STATUS_ERROR, &format!("{e:#}"), None);
             bar.inc(n_pending);
             return;
         }
@@ -326,6 +356,7 @@ async fn run_instance(
                 &pending,
                 STATUS_ERROR,
                 &format!("preparation panicked: {join}"),
+                None,
             );
             bar.inc(n_pending);
             return;
@@ -333,7 +364,7 @@ async fn run_instance(
     };
     if prep.gold.functions.is_empty() {
         let msg = "the patch edits no existing function: left out of the scores, as in LocAgent";
-        record_failure(&out, &inst, &pending, STATUS_NO_GOLD, msg);
+        record_failure(&out, &inst, &pending, STATUS_NO_GOLD, msg, Some(&prep));
         bar.inc(n_pending);
         trees.offer(&inst.repo, &inst.instance_id);
         return;
@@ -361,6 +392,7 @@ fn record_failure(
     pending: &[&ReadyVariant],
     status: &str,
     msg: &str,
+    prep: Option<&PreparedInstance>,
 ) {
     if status == STATUS_ERROR {
         eprintln!("{}: {msg}", inst.instance_id);
@@ -372,6 +404,8 @@ fn record_failure(
             variant: rv.variant.name().to_string(),
             status: status.to_string(),
             error: msg.to_string(),
+            warnings: prep.map(|p| p.warnings.clone()).unwrap_or_default(),
+            phases: prep.map(|p| p.phases).unwrap_or_default(),
             ..InstanceRow::default()
         };
         if let Err(e) = out.write_instance(&row) {
@@ -418,7 +452,8 @@ pub async fn run(cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummary>> 
     let dataset_instances = ds.instances.len();
     select_instances(&mut ds, &cfg)?;
     let out = RunOutput::open(&cfg.out)?;
-    out.write_info(&RunInfo {
+    let run_start = Instant::now();
+    let mut info = RunInfo {
         dataset: ds.name.clone(),
         variants: cfg.variants.clone(),
         tokenizer: cfg.tokenizer.name().to_string(),
@@ -431,7 +466,10 @@ pub async fn run(cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummary>> 
         shard: cfg.shard,
         timeout_secs: Some(cfg.call_timeout.as_secs_f64()),
         merged_from: Vec::new(),
-    })?;
+        phases: None,
+        wall_ms: None,
+    };
+    out.write_info(&info)?;
     if !ds.problems.is_empty() {
         let mut w = csv::Writer::from_path(cfg.out.join("skipped.csv"))?;
         w.write_record(["record", "message"])?;
@@ -497,6 +535,12 @@ pub async fn run(cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummary>> 
         .into_iter()
         .filter(|r| ids.contains(&r.instance_id.as_str()))
         .collect();
+    let totals = PhaseTotals::from_rows(rows.iter().map(|r| (r.instance_id.as_str(), &r.phases)));
+    let wall_ms = ms(run_start);
+    eprintln!("navbench: where the time went\n{}", totals.table(wall_ms));
+    info.phases = Some(totals);
+    info.wall_ms = Some(wall_ms);
+    out.write_info(&info)?;
     let sums = output::summarize(&rows, &cfg.variants);
     output::write_summary(&cfg.out.join("summary.csv"), &sums)?;
     Ok(sums)
