@@ -22,6 +22,7 @@
 
 pub mod codegraph;
 pub mod retrieval;
+pub mod retrieval_static;
 pub mod text;
 
 use std::future::Future;
@@ -33,7 +34,12 @@ use crate::mcp_client::ServerSpec;
 use crate::policy::{Driver, Task};
 
 /// Every variant, in report order. Adding a variant is one line here.
-static ALL: &[&dyn Variant] = &[&text::Text, &codegraph::Codegraph, &retrieval::Retrieval];
+static ALL: &[&dyn Variant] = &[
+    &text::Text,
+    &codegraph::Codegraph,
+    &retrieval::Retrieval,
+    &retrieval_static::RetrievalStatic,
+];
 
 /// What a policy returns: the ranked locations, or why it could not answer.
 pub type PolicyFuture<'a> = Pin<Box<dyn Future<Output = anyhow::Result<Locations>> + Send + 'a>>;

@@ -120,14 +120,28 @@ fn model_dir_args(dir: PathBuf) -> Prepared {
 /// Runs `binary fetch-model [--check] --cache-dir CACHE`, which prints the model
 /// directory when the model is (now) present and loadable.
 fn fetch_model(binary: &Path, cache: &Path, check: bool) -> anyhow::Result<PathBuf> {
+    provision(binary, "fetch-model", &[], cache, check)
+}
+
+/// Runs one of the server binary's provisioning commands (`fetch-model`, `distill`):
+/// `binary COMMAND [ARGS] [--check] --cache-dir CACHE`, which prints the directory of
+/// what it provides once that is present and loadable.
+pub(super) fn provision(
+    binary: &Path,
+    command: &str,
+    args: &[String],
+    cache: &Path,
+    check: bool,
+) -> anyhow::Result<PathBuf> {
     let mut cmd = Command::new(binary);
-    cmd.arg("fetch-model");
+    cmd.arg(command).args(args);
     if check {
         cmd.arg("--check");
     }
     let what = format!(
-        "`{} fetch-model{}`",
+        "`{} {command}{}{}`",
         binary.display(),
+        args.iter().map(|a| format!(" {a}")).collect::<String>(),
         if check { " --check" } else { "" }
     );
     // Checking is quiet (its verdict goes into the error); installing shows pip's

@@ -1,0 +1,101 @@
+//! The `retrieval-static` variant: the same `navbench-retrieval` server and the same
+//! policy as [`super::retrieval`], with `--encoder static`: chunks are embedded by
+//! the token-vector table that `navbench-retrieval distill` makes from
+//! all-MiniLM-L6-v2 (model2vec's method: each vocabulary token through the
+//! transformer once, PCA, a frequency weight), not by the transformer itself. The
+//! variant measures what an agent loses, and gains in index time, when its context
+//! engine trades the transformer for a table lookup.
+//!
+//! The agent's strategy and the script that follows it are the `retrieval` variant's
+//! (see [`super::retrieval`]): only the encoder differs, so any accuracy difference
+//! between the two rows is the encoder's.
+
+use std::path::{Path, PathBuf};
+
+use super::retrieval::{self, Retrieval, provision};
+use super::{PolicyFuture, Preparation, Prepared, Variant};
+use crate::policy::{Driver, Task};
+
+/// The `retrieval-static` variant (see the module doc).
+pub struct RetrievalStatic;
+
+impl Variant for RetrievalStatic {
+    fn name(&self) -> &'static str {
+        "retrieval-static"
+    }
+    fn binary(&self) -> &'static str {
+        "navbench-retrieval"
+    }
+    fn about(&self) -> &'static str {
+        "codebase_retrieval with a static encoder distilled from MiniLM, fused with BM25"
+    }
+    fn setup_tools(&self) -> &'static [&'static str] {
+        Retrieval.setup_tools()
+    }
+    /// The static model, as the server binary sees it: `distill --check` prints its
+    /// directory when it loads. Otherwise, when `how` allows it, the MiniLM it is
+    /// distilled from is provisioned as the `retrieval` variant does, then `distill`
+    /// writes the static model under the cache (about a minute on 2 cores, once).
+    fn prepare(&self, binary: &Path, cache: &Path, how: Preparation) -> anyhow::Result<Prepared> {
+        if let Ok(dir) = provision(binary, "distill", &[], cache, true) {
+            return Ok(static_args(dir));
+        }
+        if how == Preparation::Check {
+            anyhow::bail!(
+                "no static model under {}: make it with `{} distill --cache-dir {}` \
+                 (`navbench run` does it on first use)",
+                cache.display(),
+                binary.display(),
+                cache.display()
+            );
+        }
+        let minilm = Retrieval.prepare(binary, cache, how)?;
+        eprintln!(
+            "navbench: distilling the static encoder from all-MiniLM-L6-v2 under {} (first use, about a minute)",
+            cache.display()
+        );
+        Ok(static_args(provision(
+            binary,
+            "distill",
+            &minilm.args,
+            cache,
+            false,
+        )?))
+    }
+    /// As [`Retrieval::server_args`], with its own data directory, so a static index
+    /// never meets a MiniLM one (the server refuses a mix anyway).
+    fn server_args(&self, workdir: &Path, cache: &Path) -> Vec<String> {
+        Retrieval.server_args(workdir, &cache.join("static"))
+    }
+    fn localize<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> PolicyFuture<'a> {
+        Box::pin(retrieval::localize(driver, task))
+    }
+}
+
+fn static_args(dir: PathBuf) -> Prepared {
+    Prepared {
+        args: vec![
+            "--encoder".to_string(),
+            "static".to_string(),
+            "--model-dir".to_string(),
+            super::arg(&dir),
+        ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serves_the_retrieval_server_with_the_static_encoder_in_its_own_data_dir() {
+        let v = RetrievalStatic;
+        assert_eq!(v.binary(), Retrieval.binary());
+        let args = v.server_args(Path::new("/w/tree"), Path::new("/c"));
+        let minilm = Retrieval.server_args(Path::new("/w/tree"), Path::new("/c"));
+        assert_eq!(args[..2], minilm[..2], "same workspace");
+        assert_ne!(args, minilm, "its own data dir and vector cache");
+        let p = static_args(PathBuf::from("/m/static"));
+        assert_eq!(p.args[..2], ["--encoder", "static"]);
+    }
+}
