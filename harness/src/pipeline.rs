@@ -266,6 +266,9 @@ async fn run_variant(
     };
     let policy_ms = ms(t_policy);
     let t_score = Instant::now();
+    // A server that crashed, hung or broke the protocol fails the row, whatever the
+    // policy made of the calls that failed.
+    let died = session.failure().map(String::from);
     session.shutdown().await;
     let pred = match result {
         Ok(p) => {
@@ -287,6 +290,16 @@ async fn run_variant(
     {
         row.status = STATUS_ERROR.into();
         row.error = format!("call {} ({}) {}", bad.step, bad.tool, bad.error);
+    }
+    if let Some(why) = died
+        && !row.error.contains(&why)
+    {
+        row.status = STATUS_ERROR.into();
+        row.error = if row.error.is_empty() {
+            format!("the server failed: {why}")
+        } else {
+            format!("the server failed: {why}; then: {}", row.error)
+        };
     }
     row.metrics = score_all(&prep.gold, &pred).unwrap_or_default();
     row.n_calls = records.len();
@@ -325,7 +338,8 @@ async fn run_instance(
         .collect();
     // Pairs finished by an earlier run with the same --out count as done.
     bar.inc((variants.len() - pending.len()) as u64);
-    if pending.is_empty() {
+    // Once writing has failed (disk full), nothing more is run: see `run`.
+    if pending.is_empty() || out.broken().is_some() {
         return;
     }
     let n_pending = pending.len() as u64;
@@ -525,6 +539,9 @@ pub async fn run(cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummary>> 
         }
     }
     bar.finish_and_clear();
+    if let Some(why) = out.broken() {
+        anyhow::bail!("the run stopped: {why}");
+    }
 
     let ids: Vec<&str> = ds
         .instances

@@ -11,7 +11,12 @@
 //!   back as outcomes with `is_error` set. A timeout kills the child and marks the
 //!   session dead; later calls fail immediately.
 //! - [`McpSession::shutdown`] closes the connection, lets the server exit, kills it
-//!   if it does not, and reaps it. Dropping a session kills the child too.
+//!   if it does not, and reaps it. Dropping a session kills the child too. The server
+//!   leads a process group of its own, and the whole group is killed, so nothing it
+//!   spawned outlives it; on Linux it also dies with the harness.
+//! - [`guard`] sits between the server's pipes and rmcp: a line that is not JSON-RPC,
+//!   a message over [`guard::MAX_MESSAGE_BYTES`] (cut, never buffered) or a response
+//!   to no request in flight kills the server and fails the call at once, naming it.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), navbench::mcp_client::McpError> {
@@ -32,8 +37,10 @@
 
 //!
 //! Its parts: [`launch`] (what to run and where the binary is), [`session`] (the live
-//! connection) and [`outcome`] (what one call gave).
+//! connection), [`guard`] (the checks on its stdio) and [`outcome`] (what one call
+//! gave).
 
+pub mod guard;
 mod launch;
 mod outcome;
 mod session;

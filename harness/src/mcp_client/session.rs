@@ -17,6 +17,7 @@ use tokio::io::AsyncReadExt as _;
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 
+use super::guard::{self, Incident};
 use super::{CallOutcome, McpError, ServerSpec, stderr_suffix};
 
 /// How much of a server's stderr is kept for error messages.
@@ -74,6 +75,8 @@ pub struct McpSession {
     instructions: Option<String>,
     /// Why the session can no longer be used, once it cannot.
     dead: Option<String>,
+    /// How the server broke the stdio transport, once it has ([`guard`]).
+    incidents: tokio::sync::watch::Receiver<Option<Incident>>,
 }
 
 impl std::fmt::Debug for McpSession {
@@ -100,6 +103,7 @@ impl McpSession {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
+        own_process_group(&mut cmd);
         if let Some(cwd) = &spec.cwd {
             cmd.current_dir(cwd);
         }
@@ -140,6 +144,7 @@ impl McpSession {
             Implementation::new("navbench", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
+        let (stdout, stdin, mut incidents) = guard::guard(stdout, stdin);
         let handshake = async {
             let service = client_info
                 .serve((stdout, stdin))
@@ -152,7 +157,10 @@ impl McpSession {
             Ok::<_, (&'static str, String)>((service, tools))
         };
         let started = Instant::now();
-        let outcome = tokio::time::timeout(call_timeout, handshake).await;
+        let outcome = tokio::select! {
+            r = tokio::time::timeout(call_timeout, handshake) => r,
+            incident = next_incident(&mut incidents) => Ok(Err(("MCP initialize", incident.message))),
+        };
         match outcome {
             Ok(Ok((service, tools))) => {
                 let instructions = service
@@ -175,6 +183,7 @@ impl McpSession {
                     tools,
                     instructions,
                     dead: None,
+                    incidents,
                 })
             }
             Ok(Err((phase, reason))) => {
@@ -190,6 +199,7 @@ impl McpSession {
             }
             Err(_elapsed) => {
                 let _ = child.kill().await;
+                kill_group(pid);
                 drain_stderr(stderr_task).await;
                 Err(McpError::StartupTimeout {
                     command,
@@ -290,7 +300,12 @@ impl McpSession {
             params = params.with_arguments(arguments);
         }
         let started = Instant::now();
-        let response = tokio::time::timeout(timeout, service.call_tool(params)).await;
+        let response = tokio::select! {
+            r = tokio::time::timeout(timeout, service.call_tool(params)) => r,
+            incident = next_incident(&mut self.incidents) => {
+                return self.broke_transport(tool, incident, started.elapsed()).await;
+            }
+        };
         let latency = started.elapsed();
         match response {
             Ok(Ok(result)) => CallOutcome::from_result(&result, latency),
@@ -328,6 +343,32 @@ impl McpSession {
         }
     }
 
+    /// Why the session died (timeout, crash, broken transport), while it is dead.
+    pub fn failure(&self) -> Option<&str> {
+        self.dead.as_deref()
+    }
+
+    /// Ends a call during which the server broke the stdio transport: the server is
+    /// killed and the call fails, naming what it did.
+    async fn broke_transport(
+        &mut self,
+        tool: &str,
+        incident: Incident,
+        latency: Duration,
+    ) -> CallOutcome {
+        let reason = format!(
+            "tools/call '{tool}': {}; the server was killed",
+            incident.message
+        );
+        if let Some(child) = self.child.as_mut() {
+            let _ = child.kill().await;
+        }
+        self.mark_dead(&reason).await;
+        let mut outcome = CallOutcome::failure(reason, latency);
+        outcome.response_bytes = incident.bytes;
+        outcome
+    }
+
     /// Ends the session for good: drops the connection and reaps the (killed) child.
     async fn mark_dead(&mut self, reason: &str) {
         self.dead = Some(reason.to_string());
@@ -337,6 +378,8 @@ impl McpSession {
         if let Some(mut child) = self.child.take() {
             wait_or_kill(&mut child, Duration::ZERO).await;
         }
+        // The child may have been reaped already, so its id is gone from it: use ours.
+        kill_group(self.pid);
     }
 
     /// Closes the connection, gives the server a moment to exit on its own, kills it
@@ -353,6 +396,7 @@ impl McpSession {
             let status = wait_or_kill(&mut child, SHUTDOWN_GRACE).await;
             tracing::debug!(command = %self.command, %status, "MCP server stopped");
         }
+        kill_group(self.pid);
         drain_stderr(self.stderr_task.take()).await;
     }
 }
@@ -364,6 +408,7 @@ impl Drop for McpSession {
             // status in the background, so no zombie is left behind.
             let _ = child.start_kill();
             let _ = child.try_wait();
+            kill_group(self.pid);
         }
         if let Some(task) = self.stderr_task.take() {
             task.abort();
@@ -373,19 +418,79 @@ impl Drop for McpSession {
 
 /// Waits up to `grace` for the child to exit, kills it otherwise, and reaps it.
 /// Returns a description of how it ended.
+/// Whatever the server left running in its process group (grandchildren) is killed
+/// too.
 async fn wait_or_kill(child: &mut Child, grace: Duration) -> String {
-    if let Ok(Some(status)) = child.try_wait() {
-        return format!("it exited with {status}");
+    let pid = child.id();
+    let ended = async {
+        if let Ok(Some(status)) = child.try_wait() {
+            return format!("it exited with {status}");
+        }
+        if !grace.is_zero()
+            && let Ok(Ok(status)) = tokio::time::timeout(grace, child.wait()).await
+        {
+            return format!("it exited with {status}");
+        }
+        match child.kill().await {
+            Ok(()) => "it was killed".to_string(),
+            Err(e) => format!("killing it failed: {e}"),
+        }
     }
-    if !grace.is_zero()
-        && let Ok(Ok(status)) = tokio::time::timeout(grace, child.wait()).await
+    .await;
+    kill_group(pid);
+    ended
+}
+
+/// Waits for the guard's first incident (forever if there is none).
+async fn next_incident(rx: &mut tokio::sync::watch::Receiver<Option<Incident>>) -> Incident {
+    let incident = rx
+        .wait_for(Option::is_some)
+        .await
+        .ok()
+        .and_then(|slot| slot.clone());
+    match incident {
+        Some(incident) => incident,
+        // The guard is gone (the transport closed): rmcp reports that itself.
+        None => std::future::pending().await,
+    }
+}
+
+/// Starts the server as the leader of a process group of its own, so that
+/// [`kill_group`] reaches whatever it spawns, and (on Linux) asks the kernel to kill
+/// it if the harness dies, so a SIGKILLed run leaves no server behind.
+fn own_process_group(cmd: &mut Command) {
+    #[cfg(unix)]
+    cmd.process_group(0);
+    #[cfg(target_os = "linux")]
+    // SAFETY: the closure runs in the forked child before exec and only calls
+    // `prctl`, which is async-signal-safe. The death signal follows the thread that
+    // spawned the child: sessions start on runtime worker threads, which live as long
+    // as the runtime.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// SIGKILLs the process group led by `pid` (the server and anything it left behind).
+/// Harmless when the group is already empty.
+fn kill_group(pid: Option<u32>) {
+    #[cfg(unix)]
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok())
+        && pid > 0
     {
-        return format!("it exited with {status}");
+        // SAFETY: kill(2) with a negative pid signals a process group; no memory is
+        // involved.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
     }
-    match child.kill().await {
-        Ok(()) => "it was killed".to_string(),
-        Err(e) => format!("killing it failed: {e}"),
-    }
+    #[cfg(not(unix))]
+    let _ = pid;
 }
 
 /// Lets the stderr reader catch the last output of an exited child (bounded wait).
