@@ -149,6 +149,28 @@ pub struct RetrievalServer {
     tool_router: ToolRouter<RetrievalServer>,
 }
 
+/// How often a waiting `index_repository` call hears of the builds' progress.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Sends MCP progress notifications (chunks embedded of chunks to embed, with rate and
+/// ETA in the message) for the index builds running in this server, until aborted.
+async fn report_progress(peer: rmcp::Peer<RoleServer>, token: rmcp::model::ProgressToken) {
+    let mut tick = tokio::time::interval(PROGRESS_EVERY);
+    loop {
+        tick.tick().await;
+        let Some((_, s)) = crate::index::progress::active().into_iter().next() else {
+            continue;
+        };
+        let note =
+            rmcp::model::ProgressNotificationParam::new(token.clone(), s.chunks_embedded as f64)
+                .with_total(s.chunks_to_embed as f64)
+                .with_message(s.line());
+        if peer.notify_progress(note).await.is_err() {
+            return;
+        }
+    }
+}
+
 #[tool_router]
 impl RetrievalServer {
     /// A server exposing `tools`.
@@ -207,15 +229,28 @@ impl RetrievalServer {
         output_schema = output_schema::<IndexRepositoryOutput>(),
         annotations(title = "Index repository", read_only_hint = false, open_world_hint = true)
     )]
-    async fn index_repository(&self, Parameters(args): Parameters<JsonObject>) -> CallToolResult {
-        call_tool(
+    async fn index_repository(
+        &self,
+        Parameters(args): Parameters<JsonObject>,
+        meta: rmcp::model::RequestMetaObject,
+        peer: rmcp::Peer<RoleServer>,
+    ) -> CallToolResult {
+        // A client that sends a progress token hears how the indexing goes while it waits.
+        let reporter = meta
+            .get_progress_token()
+            .map(|token| tokio::spawn(report_progress(peer, token)));
+        let result = call_tool(
             Arc::clone(&self.tools),
             "index_repository",
             r#"{"url_or_path": "https://github.com/psf/requests", "branch": "main", "include_patterns": ["*.py"]}"#,
             args,
             |t, a: IndexRepositoryArgs| t.index_repository(&a),
         )
-        .await
+        .await;
+        if let Some(r) = reporter {
+            r.abort();
+        }
+        result
     }
 
     #[tool(

@@ -44,8 +44,15 @@ const STORE_VERSION: u32 = 1;
 const CACHE_MAGIC: &[u8; 8] = b"NBEMB001";
 /// Candidates taken from each ranking before fusion (at least).
 const MIN_CANDIDATES: usize = 100;
-/// Chunks embedded per call (progress is logged between calls).
-const EMBED_GROUP: usize = 512;
+/// Chunks embedded per call (progress is reported, and new vectors shared, between
+/// calls): the transformer's groups take seconds, the static table's a few
+/// milliseconds. Fixed sizes, so the same chunks are always batched together.
+const fn embed_group(kind: EncoderKind) -> usize {
+    match kind {
+        EncoderKind::Minilm => 128,
+        EncoderKind::Static => 8192,
+    }
+}
 
 /// Which files of a repository are indexed: globs with the syntax of
 /// [`navbench_server_support::walk`] (`*.py`, `src/**`, `tests/`). An empty `include` means every
@@ -309,6 +316,8 @@ impl RepoIndex {
         dir: &Path,
     ) -> Result<(RepoIndex, IndexStats), IndexError> {
         let t0 = Instant::now();
+        let tracker = progress::Tracker::start(dir);
+        let progress = tracker.progress();
         let compiled = filter.compile()?;
         let files: Vec<String> = walk_files(root, &WalkOptions::default())?
             .into_iter()
@@ -316,6 +325,7 @@ impl RepoIndex {
             .filter(|rel| compiled.accepts(rel))
             .collect();
         fs::create_dir_all(dir).map_err(io_err(dir))?;
+        progress.set_stage("chunking");
         let per_file = chunk_files(root, &files);
         let n_files = per_file.len();
         let chunks: Vec<Chunk> = per_file.into_iter().flat_map(|(_, c)| c).collect();
@@ -351,7 +361,8 @@ impl RepoIndex {
             reader,
             fields,
         };
-        let (embedded, reused) = idx.embed_missing(&chunks, embedder)?;
+        let (embedded, reused) = idx.embed_missing(&chunks, embedder, Some(progress))?;
+        progress.set_stage("bm25");
         {
             let mut writer = idx
                 .index
@@ -363,6 +374,7 @@ impl RepoIndex {
             writer.wait_merging_threads()?;
         }
         idx.reader.reload()?;
+        progress.set_stage("saving");
         idx.set_chunks(chunks)?;
         idx.persist()?;
         let stats = IndexStats {
@@ -494,7 +506,7 @@ impl RepoIndex {
         let fresh = chunk_files(root, &to_chunk);
         let n_files = fresh.len();
         let new_chunks: Vec<Chunk> = fresh.into_iter().flat_map(|(_, c)| c).collect();
-        let (embedded, reused) = self.embed_missing(&new_chunks, embedder)?;
+        let (embedded, reused) = self.embed_missing(&new_chunks, embedder, None)?;
         {
             let mut writer = self
                 .index
@@ -526,11 +538,13 @@ impl RepoIndex {
         })
     }
 
-    /// Embeds the chunks whose text is not cached; returns (embedded, reused).
+    /// Embeds the chunks whose text is not cached, reporting to `progress`; returns
+    /// (embedded, reused).
     fn embed_missing(
         &mut self,
         chunks: &[Chunk],
         embedder: &dyn TextEncoder,
+        progress: Option<&progress::IndexProgress>,
     ) -> Result<(usize, usize), IndexError> {
         let mut todo: Vec<(u128, String)> = Vec::new();
         let mut queued = HashSet::new();
@@ -556,7 +570,11 @@ impl RepoIndex {
             reused += before - todo.len();
         }
         let total = todo.len();
-        for (g, group) in todo.chunks(EMBED_GROUP).enumerate() {
+        let own = progress::IndexProgress::default();
+        let progress = progress.unwrap_or(&own);
+        progress.set_total(total);
+        progress.set_stage("embedding");
+        for group in todo.chunks(embed_group(embedder.kind())) {
             let texts: Vec<&str> = group.iter().map(|(_, t)| t.as_str()).collect();
             let vectors = embedder.embed(&texts)?;
             for ((h, _), v) in group.iter().zip(vectors) {
@@ -569,11 +587,14 @@ impl RepoIndex {
                     tracing::warn!(error = %e, "could not share the new vectors");
                 }
             }
-            let done = (g * EMBED_GROUP + group.len()).min(total);
+            progress.add_done(group.len());
+            let s = progress.snapshot();
             tracing::info!(
-                done,
+                done = s.chunks_embedded,
                 total,
                 secs = t0.elapsed().as_secs_f32(),
+                rate = format!("{:.1}/s", s.chunks_per_sec),
+                eta_secs = s.eta_secs.map(|e| e.round()),
                 "embedding chunks"
             );
         }
@@ -664,6 +685,7 @@ impl RepoIndex {
 }
 
 mod embedding_cache;
+pub mod progress;
 mod search;
 
 use embedding_cache::{EmbeddingCache, content_hash, embed_text};

@@ -431,3 +431,62 @@ fn a_store_of_one_encoder_is_refused_by_the_other() {
     assert_eq!(caches.len(), 1, "{caches:?}");
     assert!(caches[0].starts_with("embeddings-static-"), "{caches:?}");
 }
+
+/// The tiny model behind a gate: each `embed` call after the first announces itself
+/// and waits for the test to let it through, so the test sees a build mid-way.
+#[derive(Debug)]
+struct Gated {
+    entered: std::sync::Mutex<std::sync::mpsc::Sender<()>>,
+    release: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+impl TextEncoder for Gated {
+    fn kind(&self) -> EncoderKind {
+        EncoderKind::Minilm
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ModelError> {
+        if self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) > 0 {
+            let _ = self.entered.lock().unwrap().send(());
+            let _ = self.release.lock().unwrap().recv();
+        }
+        embedder().embed(texts)
+    }
+    fn dim(&self) -> usize {
+        embedder().dim()
+    }
+    fn model_id(&self) -> &str {
+        embedder().model_id()
+    }
+}
+
+#[test]
+fn a_running_build_reports_its_progress_and_forgets_it_when_done() {
+    let repo = tempfile::tempdir().unwrap();
+    let body: String = (0..200)
+        .map(|i| format!("def function_{i}(x):\n    return x + {i}\n\n\n"))
+        .collect();
+    fs::write(repo.path().join("many.py"), body).unwrap();
+    let store = tempfile::tempdir().unwrap();
+    let (entered_tx, entered) = std::sync::mpsc::channel();
+    let (release, release_rx) = std::sync::mpsc::channel();
+    let gated = Gated {
+        entered: std::sync::Mutex::new(entered_tx),
+        release: std::sync::Mutex::new(release_rx),
+        calls: Default::default(),
+    };
+    let dir = store.path().to_path_buf();
+    let build = std::thread::spawn(move || {
+        RepoIndex::build(repo.path(), &FileFilter::default(), &gated, &dir).map(|(_, s)| s)
+    });
+    entered.recv().unwrap();
+    let s = progress::snapshot(store.path()).expect("the build is registered");
+    assert_eq!(s.stage, "embedding");
+    assert_eq!(s.chunks_embedded, embed_group(EncoderKind::Minilm));
+    assert!(s.chunks_to_embed > s.chunks_embedded, "{s:?}");
+    assert!(s.line().contains("chunks embedded"), "{}", s.line());
+    drop(release);
+    let stats = build.join().unwrap().unwrap();
+    assert_eq!(stats.embedded, s.chunks_to_embed);
+    assert!(progress::snapshot(store.path()).is_none());
+}

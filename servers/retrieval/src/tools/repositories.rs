@@ -5,7 +5,7 @@ use navbench_server_support::mcp::ToolOutput;
 
 use super::{
     DeleteRepositoryOutput, ListRepositoriesOutput, RepoIdArgs, RepositoryInfoOutput,
-    RepositorySummary, RetrievalTools, ToolError, lock, read,
+    RepositorySummary, RetrievalTools, ToolError, index_dir, lock, read,
 };
 use crate::registry::{RepoRecord, RepoStatus, SourceKind, repo_dir};
 
@@ -100,6 +100,9 @@ impl RetrievalTools {
         if let Some(e) = &out.error_message {
             text.push_str(&format!("\nerror: {e}"));
         }
+        if let Some(p) = &out.progress {
+            text.push_str(&format!("\nprogress: {}", p.line()));
+        }
         if !out.indexed_files.is_empty() {
             text.push_str("\nindexed files:");
             for f in out.indexed_files.iter().take(200) {
@@ -144,6 +147,11 @@ impl RetrievalTools {
             include_patterns: r.include.clone(),
             exclude_patterns: r.exclude.clone(),
             workspace: r.workspace,
+            progress: crate::index::progress::snapshot(&index_dir(
+                &self.shared.settings.data_dir,
+                &r.id,
+                self.kind(),
+            )),
         })
     }
 

@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::chunk::Chunk;
+use crate::index::progress::ProgressSnapshot;
 use crate::rag::Citation;
 use crate::registry::{RepoStatus, SourceKind};
 
@@ -215,6 +216,9 @@ pub struct RepositoryInfoOutput {
     pub exclude_patterns: Vec<String>,
     /// Whether this is the --workspace served by codebase_retrieval.
     pub workspace: bool,
+    /// While indexing: stage, chunks embedded / to embed, rate and ETA.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<ProgressSnapshot>,
 }
 
 /// Structured result of `delete_repository`.
