@@ -14,7 +14,7 @@ use navbench_server_support::start;
 
 use navbench_retrieval::encoder::{self, EncoderKind, StaticEncoder, TextEncoder};
 use navbench_retrieval::model::{self, Embedder};
-use navbench_retrieval::tools::{RetrievalTools, Settings};
+use navbench_retrieval::tools::{AllowedRoots, RetrievalTools, Settings};
 
 #[derive(Parser)]
 #[command(
@@ -56,6 +56,16 @@ struct ServeArgs {
     /// e.g. 127.0.0.1:8765 (port 0 picks a free port).
     #[arg(long, value_name = "ADDR")]
     http: Option<String>,
+    /// With --http: accept connections on a non-loopback address. Without it only
+    /// loopback addresses (127.0.0.1, ::1, localhost) may be bound, so the tools are
+    /// never exposed to the network by mistake.
+    #[arg(long, requires = "http")]
+    allow_remote: bool,
+    /// A directory under which index_repository may index local repositories and
+    /// delete_repository may delete them (repeatable). The --workspace and the data
+    /// directory are always allowed; anything else is refused.
+    #[arg(long = "allow-root", value_name = "DIR")]
+    allow_roots: Vec<PathBuf>,
     /// Directory of embedding vectors shared by every repository and process that
     /// points here (computed once per chunk text and model) [default:
     /// <data-dir>/embeddings].
@@ -246,7 +256,15 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         EncoderKind::Minilm => load_minilm(&args, &data_dir)?,
         EncoderKind::Static => load_static(&args)?,
     };
-    let tools = RetrievalTools::new(Settings::new(data_dir.clone()), embedder)
+    let mut settings = Settings::new(data_dir.clone());
+    settings.allowed_roots = AllowedRoots::only(
+        args.allow_roots
+            .iter()
+            .chain(args.workspace.as_ref())
+            .chain([&data_dir])
+            .cloned(),
+    );
+    let tools = RetrievalTools::new(settings, embedder)
         .with_context(|| format!("opening the data directory {}", data_dir.display()))?;
     if let Some(workspace) = &args.workspace {
         let id = tools.start_workspace(workspace)?;
@@ -255,7 +273,11 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let tools = Arc::new(tools);
     let runtime = start::runtime()?;
     match &args.http {
-        Some(addr) => runtime.block_on(navbench_retrieval::http::serve_http(tools, addr)),
+        Some(addr) => runtime.block_on(navbench_retrieval::http::serve_http(
+            tools,
+            addr,
+            args.allow_remote,
+        )),
         None => {
             tracing::info!(data = %data_dir.display(), "navbench-retrieval serving on stdio");
             runtime.block_on(navbench_retrieval::server::serve_stdio(tools))

@@ -31,6 +31,8 @@ fn spawn_http(fx: &Fixture) -> Server {
         .arg(&fx.data)
         .arg("--workspace")
         .arg(&fx.workspace)
+        .arg("--allow-root")
+        .arg(&fx.other)
         .args(["--http", "127.0.0.1:0"])
         .env("RUST_LOG", "warn")
         .env_remove("NAVBENCH_LLM_BASE_URL")

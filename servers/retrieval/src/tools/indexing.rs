@@ -137,6 +137,7 @@ impl RetrievalTools {
         exclude: Vec<String>,
     ) -> Result<RepoRecord, ToolError> {
         let spec = source::parse_source(given)?;
+        self.check_source_allowed(&spec)?;
         let (kind, source, local_path) = match &spec {
             SourceSpec::Local(path) => {
                 if branch.is_some() {

@@ -12,7 +12,9 @@
 //! - [`indexing`]: `index_repository` / `update_repository` as background jobs;
 //! - [`repositories`]: listing, describing and deleting repositories;
 //! - [`search`]: `codebase_retrieval`, `search_code`, `query_code`, `get_implementation`;
-//! - [`resources`]: the MCP resources.
+//! - [`resources`]: the MCP resources;
+//! - [`roots`]: [`AllowedRoots`], the directories `index_repository` and
+//!   `delete_repository` may act on (`--allow-root`).
 //!
 //! Indexes of `ready` repositories are opened lazily on first use; an index that no
 //! longer opens turns its repository into `error`.
@@ -23,6 +25,7 @@ mod indexing;
 mod repositories;
 mod resources;
 mod results;
+mod roots;
 mod search;
 mod workspace;
 
@@ -33,6 +36,7 @@ pub use args::{
 pub use errors::ToolError;
 pub use resources::{ResourceEntry, ResourceText};
 pub use results::*;
+pub use roots::AllowedRoots;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -69,14 +73,18 @@ pub struct Settings {
     pub data_dir: PathBuf,
     /// How long `codebase_retrieval` waits for a workspace that is still indexing.
     pub workspace_wait: Duration,
+    /// Where `index_repository` / `delete_repository` may act (`--allow-root`).
+    pub allowed_roots: AllowedRoots,
 }
 
 impl Settings {
-    /// Settings with the default workspace wait (60 s).
+    /// Settings with the default workspace wait (60 s) and no root restriction (the
+    /// binary always sets [`Settings::allowed_roots`]).
     pub fn new(data_dir: PathBuf) -> Settings {
         Settings {
             data_dir,
             workspace_wait: Duration::from_secs(60),
+            allowed_roots: AllowedRoots::any(),
         }
     }
 }

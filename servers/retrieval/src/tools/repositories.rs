@@ -161,6 +161,7 @@ impl RetrievalTools {
         args: &RepoIdArgs,
     ) -> Result<ToolOutput<DeleteRepositoryOutput>, ToolError> {
         let record = self.resolve(&args.repo_id)?;
+        self.check_record_allowed(&record)?;
         let id = record.id.clone();
         if lock(&self.shared.workspace)
             .as_ref()

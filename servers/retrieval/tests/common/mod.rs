@@ -126,6 +126,9 @@ pub async fn start_with(fx: &Fixture, workspace: bool, envs: &[(&str, &str)]) ->
         fx.model.as_os_str(),
         "--data-dir".as_ref(),
         fx.data.as_os_str(),
+        // The tests index repositories beside the workspace (`other`, git upstreams).
+        "--allow-root".as_ref(),
+        fx.tmp.path().as_os_str(),
     ];
     if workspace {
         args.push("--workspace".as_ref());
