@@ -30,6 +30,25 @@ pub const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safe
 const MAX_SEQ_LEN: usize = 256;
 /// Texts per forward pass.
 const BATCH: usize = 16;
+/// Characters a token, at most, assumed when cutting a long text before tokenizing it
+/// (a cut that leaves too few tokens is detected and undone: see `Embedder::tokenize`).
+const CHARS_PER_TOKEN_BOUND: usize = 8;
+
+/// `text` up to the last whitespace at or before byte `budget` (the whole text when it
+/// is shorter or has no such whitespace).
+fn cut_at_whitespace(text: &str, budget: usize) -> &str {
+    if text.len() <= budget {
+        return text;
+    }
+    let mut end = budget;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    match text[..end].rfind(char::is_whitespace) {
+        Some(i) if i > 0 => &text[..i],
+        _ => text,
+    }
+}
 
 /// Why a model could not be loaded, fetched, written or run.
 #[derive(Debug, thiserror::Error)]
@@ -210,15 +229,41 @@ impl Embedder {
         Ok(out)
     }
 
-    fn embed_batch(&self, inputs: Vec<&str>) -> Result<Vec<Vec<f32>>, ModelError> {
-        let n = inputs.len();
-        let encodings =
+    /// Tokenizes a batch, padded to its longest text. A long text is first cut at a
+    /// whitespace after [`CHARS_PER_TOKEN_BOUND`] characters a token: when the prefix
+    /// alone already overflows the truncation length, its tokens are exactly those of
+    /// the whole text (BERT's normalizer works per character and its pre-tokenizer
+    /// splits at whitespace, so the words before the cut tokenize alike), and the
+    /// tokenizer never reads a tail that truncation would drop. A prefix that does not
+    /// overflow is tokenized again whole.
+    fn tokenize(&self, inputs: &[&str]) -> Result<Vec<tokenizers::Encoding>, ModelError> {
+        let encode = |texts: Vec<&str>| {
             self.tokenizer
-                .encode_batch(inputs, true)
+                .encode_batch(texts, true)
                 .map_err(|e| ModelError::Tokenizer {
                     context: "encoding a batch".into(),
                     reason: e.to_string(),
-                })?;
+                })
+        };
+        let budget = self.max_tokens * CHARS_PER_TOKEN_BOUND;
+        let mut texts: Vec<&str> = inputs
+            .iter()
+            .map(|t| cut_at_whitespace(t, budget))
+            .collect();
+        let encodings = encode(texts.clone())?;
+        let mut redo = false;
+        for (i, e) in encodings.iter().enumerate() {
+            if texts[i].len() < inputs[i].len() && e.get_overflowing().is_empty() {
+                texts[i] = inputs[i];
+                redo = true;
+            }
+        }
+        if redo { encode(texts) } else { Ok(encodings) }
+    }
+
+    fn embed_batch(&self, inputs: Vec<&str>) -> Result<Vec<Vec<f32>>, ModelError> {
+        let n = inputs.len();
+        let encodings = self.tokenize(&inputs)?;
         let len = encodings.first().map_or(0, |e| e.get_ids().len());
         let mut ids = Vec::with_capacity(n * len);
         let mut mask = Vec::with_capacity(n * len);
@@ -740,6 +785,43 @@ mod tests {
             "only the first 14 word pieces count"
         );
         assert_eq!(short.with_max_tokens(100_000).unwrap().max_tokens(), 512);
+    }
+
+    #[test]
+    fn long_texts_are_tokenized_from_a_prefix_into_exactly_the_whole_texts_tokens() {
+        let (_d, e) = tiny();
+        let whole = |t: &str| {
+            let enc = e.tokenizer.encode(t, true).unwrap();
+            enc.get_ids().to_vec()
+        };
+        let texts = [
+            // Long enough to be cut, many tokens before the cut: the prefix is used.
+            "def f(self):\n    return self.value + other_value\n".repeat(400),
+            // Long, but one huge word: no whitespace to cut at, tokenized whole.
+            "x".repeat(5000),
+            // Long, few tokens before the cut (long words): tokenized again whole.
+            format!(
+                "{}{} tail words here",
+                "word ".repeat(100),
+                "a".repeat(3000)
+            ),
+            "short text".to_string(),
+        ];
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        for (t, enc) in refs.iter().zip(e.tokenize(&refs).unwrap()) {
+            let ids: Vec<u32> = enc
+                .get_ids()
+                .iter()
+                .zip(enc.get_attention_mask())
+                .filter(|(_, m)| **m == 1)
+                .map(|(i, _)| *i)
+                .collect();
+            assert_eq!(ids, whole(t), "{}", &t[..t.len().min(40)]);
+        }
+        assert_eq!(cut_at_whitespace("ab cd", 100), "ab cd");
+        assert_eq!(cut_at_whitespace("ab cd ef", 6), "ab cd");
+        assert_eq!(cut_at_whitespace("abcdef gh", 4), "abcdef gh");
+        assert_eq!(cut_at_whitespace("é é é", 3), "é");
     }
 
     #[test]

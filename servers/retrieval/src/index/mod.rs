@@ -569,6 +569,9 @@ impl RepoIndex {
             todo.retain(|(h, _)| !self.cache.map.contains_key(h));
             reused += before - todo.len();
         }
+        // Longest first, so texts of like lengths share a forward pass and little of it
+        // is padding (ties by hash: the grouping stays deterministic).
+        todo.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
         let total = todo.len();
         let own = progress::IndexProgress::default();
         let progress = progress.unwrap_or(&own);
