@@ -9,6 +9,13 @@
 //! same tree therefore finds the same entry; any edit finds another one (older
 //! entries of the same root are removed when a new one is written).
 //!
+//! Roots are bounded too: a benchmark run checks every instance out into a tree of
+//! its own, so writing an entry removes the least recently used roots beyond
+//! [`MAX_ROOTS`] (loading an entry marks it used), sparing roots written in the last
+//! [`EVICTION_GRACE`], whose indexes another server may still be writing. The
+//! builder's per-file store (`builder::FileStore`, in `<cache dir>/files`) keeps what
+//! these graphs were parsed from, so an evicted tree costs the global phases only.
+//!
 //! `graph.bin` is a compact binary encoding of the [`CodeGraph`] (nodes and edges in
 //! insertion order, so indices and neighbour order survive), behind a header with a
 //! magic string, a format version, the payload length and an xxh3-64 checksum. The
@@ -31,6 +38,10 @@ const MAGIC: &[u8; 8] = b"NBCGRAPH";
 /// Version of the file format; bump on any change of the encoding.
 pub const FORMAT_VERSION: u32 = 1;
 const HEADER_LEN: usize = 8 + 4 + 8 + 8;
+/// Roots whose entries are kept at most.
+pub const MAX_ROOTS: usize = 32;
+/// Roots written more recently than this are never evicted.
+pub const EVICTION_GRACE: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// Why a cache file was not used.
 #[derive(Debug, thiserror::Error)]
@@ -193,7 +204,13 @@ impl CacheEntry {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(CacheError::Missing),
             Err(e) => return Err(CacheError::Io(e)),
         };
-        decode(&bytes, &self.key)
+        let graph = decode(&bytes, &self.key)?;
+        // Mark the root used for eviction; a failure only makes it look older.
+        let _ = fs::File::options()
+            .append(true)
+            .open(self.graph_path())
+            .and_then(|f| f.set_modified(std::time::SystemTime::now()));
+        Ok(graph)
     }
 
     /// Writes the graph atomically and removes the other entries of the same root.
@@ -217,26 +234,74 @@ impl CacheEntry {
                 }
             }
         }
+        if let Some(cache_dir) = self.root_dir.parent() {
+            evict_roots(cache_dir, &self.root_dir, MAX_ROOTS, EVICTION_GRACE);
+        }
         Ok(())
+    }
+}
+
+/// True for the directory names [`CacheEntry::new`] gives roots: `<name>-<16 hex>`.
+fn is_root_dir_name(name: &str) -> bool {
+    name.rsplit_once('-')
+        .is_some_and(|(_, h)| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// Removes the least recently used root directories of `cache_dir` beyond `keep`
+/// (recency: the newest `graph.bin` inside), never `current` nor a root used within
+/// `grace`. Errors are ignored: a root that cannot be removed stays.
+fn evict_roots(cache_dir: &Path, current: &Path, keep: usize, grace: std::time::Duration) {
+    let Ok(entries) = fs::read_dir(cache_dir) else {
+        return;
+    };
+    let mut roots: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .flatten()
+        .filter(|e| is_root_dir_name(&e.file_name().to_string_lossy()))
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| {
+            let used = fs::read_dir(e.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter_map(|fp| {
+                    fs::metadata(fp.path().join("graph.bin"))
+                        .ok()?
+                        .modified()
+                        .ok()
+                })
+                .chain(e.metadata().ok().and_then(|m| m.modified().ok()))
+                .max()
+                .unwrap_or(std::time::SystemTime::UNIX_EPOCH);
+            (used, e.path())
+        })
+        .collect();
+    roots.sort_by_key(|r| std::cmp::Reverse(r.0));
+    for (used, path) in roots.into_iter().skip(keep) {
+        let recent = used.elapsed().map_or(true, |age| age < grace);
+        if path != current && !recent {
+            tracing::debug!(path = %path.display(), "evicting a cached root");
+            let _ = fs::remove_dir_all(&path);
+        }
     }
 }
 
 // ---------------------------------------------------------------------------------
 // Encoding
 
-struct Writer(Vec<u8>);
+/// A little-endian byte writer (shared with the builder's per-file store).
+pub(crate) struct Writer(pub(crate) Vec<u8>);
 
 impl Writer {
-    fn u8(&mut self, v: u8) {
+    pub(crate) fn u8(&mut self, v: u8) {
         self.0.push(v);
     }
-    fn u32(&mut self, v: u32) {
+    pub(crate) fn u32(&mut self, v: u32) {
         self.0.extend_from_slice(&v.to_le_bytes());
     }
-    fn u64(&mut self, v: u64) {
+    pub(crate) fn u64(&mut self, v: u64) {
         self.0.extend_from_slice(&v.to_le_bytes());
     }
-    fn str(&mut self, s: &str) {
+    pub(crate) fn str(&mut self, s: &str) {
         self.u64(s.len() as u64);
         self.0.extend_from_slice(s.as_bytes());
     }
@@ -331,17 +396,18 @@ pub fn encode(graph: &CodeGraph, key: &CacheKey) -> Vec<u8> {
     out
 }
 
-struct Reader<'a> {
-    buf: &'a [u8],
-    pos: usize,
+/// The reader of what [`Writer`] wrote; any overrun is a [`CacheError::Corrupt`].
+pub(crate) struct Reader<'a> {
+    pub(crate) buf: &'a [u8],
+    pub(crate) pos: usize,
 }
 
-fn corrupt(what: &str) -> CacheError {
+pub(crate) fn corrupt(what: &str) -> CacheError {
     CacheError::Corrupt(what.to_string())
 }
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], CacheError> {
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], CacheError> {
         let end = self
             .pos
             .checked_add(n)
@@ -351,23 +417,23 @@ impl<'a> Reader<'a> {
         self.pos = end;
         Ok(s)
     }
-    fn u8(&mut self) -> Result<u8, CacheError> {
+    pub(crate) fn u8(&mut self) -> Result<u8, CacheError> {
         Ok(self.take(1)?[0])
     }
-    fn u32(&mut self) -> Result<u32, CacheError> {
+    pub(crate) fn u32(&mut self) -> Result<u32, CacheError> {
         let b = self.take(4)?;
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
-    fn u64(&mut self) -> Result<u64, CacheError> {
+    pub(crate) fn u64(&mut self) -> Result<u64, CacheError> {
         let b = self.take(8)?;
         let mut a = [0u8; 8];
         a.copy_from_slice(b);
         Ok(u64::from_le_bytes(a))
     }
-    fn usize(&mut self) -> Result<usize, CacheError> {
+    pub(crate) fn usize(&mut self) -> Result<usize, CacheError> {
         usize::try_from(self.u64()?).map_err(|_| corrupt("length out of range"))
     }
-    fn str(&mut self) -> Result<&'a str, CacheError> {
+    pub(crate) fn str(&mut self) -> Result<&'a str, CacheError> {
         let n = self.usize()?;
         std::str::from_utf8(self.take(n)?).map_err(|_| corrupt("invalid UTF-8"))
     }
@@ -520,6 +586,48 @@ mod tests {
         assert_eq!(CacheKey::of(&root), key);
         fs::write(root.join("pkg/__init__.py"), "x = 1\n").expect("write");
         assert_ne!(CacheKey::of(&root), key);
+    }
+
+    #[test]
+    fn least_recently_used_roots_beyond_the_bound_are_evicted() {
+        let (dir, g) = sample();
+        let cache = tempfile::tempdir().expect("cache");
+        let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
+        let entries: Vec<CacheEntry> = (0..4)
+            .map(|i| {
+                let key = CacheKey {
+                    root: dir.path().join(format!("tree{i}")),
+                    fingerprint: "content:0".into(),
+                };
+                let entry = CacheEntry::new(cache.path(), key);
+                fs::create_dir_all(&entry.dir).expect("mkdir");
+                fs::write(entry.graph_path(), encode(&g, &entry.key)).expect("write");
+                let t = old + std::time::Duration::from_secs(i);
+                for p in [
+                    entry.graph_path(),
+                    entry.dir.clone(),
+                    entry.root_dir.clone(),
+                ] {
+                    let f = fs::File::open(&p).expect("open");
+                    f.set_modified(t).expect("set mtime");
+                }
+                entry
+            })
+            .collect();
+        fs::create_dir_all(cache.path().join("files")).expect("mkdir");
+        // tree0 is loaded (used) now: it survives, and so does the newest other one.
+        entries[0].load_graph().expect("load");
+        evict_roots(cache.path(), &entries[1].root_dir, 2, EVICTION_GRACE);
+        let left: Vec<bool> = entries.iter().map(|e| e.root_dir.exists()).collect();
+        // tree1 is the current root; tree3 is the newest unused; tree2 goes.
+        assert_eq!(left, [true, true, false, true]);
+        assert!(
+            cache.path().join("files").exists(),
+            "not a root: never evicted"
+        );
+        // Within the grace period nothing is removed.
+        evict_roots(cache.path(), &entries[1].root_dir, 0, EVICTION_GRACE);
+        assert!(entries[0].root_dir.exists());
     }
 
     #[test]

@@ -51,6 +51,10 @@ enum Command {
         /// Disable the global name fallback (LocAgent runs with it on).
         #[arg(long)]
         no_global_import: bool,
+        /// Reuse per-file parse results stored in DIR by earlier exports (of any
+        /// commit), parsing only new or changed files; the graph is the same.
+        #[arg(long, value_name = "DIR")]
+        reuse: Option<PathBuf>,
     },
 }
 
@@ -61,7 +65,8 @@ fn main() -> ExitCode {
             root,
             out,
             no_global_import,
-        }) => run_export(root, out, !no_global_import),
+            reuse,
+        }) => run_export(root, out, !no_global_import, reuse),
         Some(Command::Serve(args)) => run_serve(args),
         None => run_serve(cli.serve),
     })
@@ -77,8 +82,16 @@ fn run_serve(args: ServeArgs) -> anyhow::Result<()> {
     ))
 }
 
-fn run_export(root: PathBuf, out: PathBuf, global_import: bool) -> anyhow::Result<()> {
-    let options = builder::BuildOptions { global_import };
+fn run_export(
+    root: PathBuf,
+    out: PathBuf,
+    global_import: bool,
+    reuse: Option<PathBuf>,
+) -> anyhow::Result<()> {
+    let options = builder::BuildOptions {
+        global_import,
+        reuse: reuse.map(builder::FileStore::new),
+    };
     let (graph, report) = builder::build_graph_with(&root, &options)
         .with_context(|| format!("building the graph of {}", root.display()))?;
     for (file, reason) in &report.rejected {
@@ -95,6 +108,8 @@ fn run_export(root: PathBuf, out: PathBuf, global_import: bool) -> anyhow::Resul
         nodes = graph.node_count(),
         edges = graph.edge_count(),
         files = report.files,
+        parsed = report.parsed,
+        reused = report.reused,
         build_ms = format!("{:.1}", report.elapsed.as_secs_f64() * 1000.0),
         "graph built"
     );

@@ -7,21 +7,34 @@
 //! 2. [`extract`] (parallel, one file per task): read as Python's text mode does,
 //!    parse with the Python front end (`navbench_python`), decide with its
 //!    `rejection` whether CPython's `ast.parse` would accept it,
-//!    and extract definitions, imports, and per-definition call/base names.
+//!    and extract definitions, imports, and per-definition call/base names. With a
+//!    [`FileStore`] ([`BuildOptions::reuse`]), files whose path and text an earlier
+//!    build already extracted are taken from it instead ([`reuse`]), and this
+//!    build's results are stored for the next one.
 //! 3. Assembly (sequential, walk order): directory, file, class and function nodes
 //!    and `contains` edges.
 //! 4. File-level `imports` edges ([`imports`]).
 //! 5. Per class/function (resolved in parallel, added in node order): entity-level
 //!    `imports` edges, then `invokes` and `inherits` edges ([`callees`]).
 //!
+//! Steps 3 to 5 always run over the whole tree, so a build that reuses stored
+//! extractions gives the same graph as a fresh one.
+//!
 //! Where the original depends on hash or directory-listing order, this builder
 //! uses a fixed order (sorted walk, sorted names); the edge multiset is the same.
 
 mod callees;
+mod encode;
 mod extract;
 mod imports;
+mod reuse;
 mod tables;
 mod walk;
+
+#[cfg(test)]
+mod reuse_tests;
+
+pub use reuse::FileStore;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -41,12 +54,16 @@ pub struct BuildOptions {
     /// repository with that short name (`global_import=True`, the setting LocAgent
     /// runs with; the default).
     pub global_import: bool,
+    /// Where to reuse per-file extraction results from (and store this build's);
+    /// `None` (the default) parses every file.
+    pub reuse: Option<FileStore>,
 }
 
 impl Default for BuildOptions {
     fn default() -> Self {
         BuildOptions {
             global_import: true,
+            reuse: None,
         }
     }
 }
@@ -60,6 +77,10 @@ pub struct BuildReport {
     pub rejected: Vec<(String, String)>,
     /// Files that are not valid UTF-8: no node at all.
     pub undecodable: Vec<String>,
+    /// Files whose extraction came from the [`FileStore`].
+    pub reused: usize,
+    /// Files parsed and extracted by this build.
+    pub parsed: usize,
     /// Wall time of the whole build.
     pub elapsed: Duration,
 }
@@ -97,8 +118,12 @@ pub fn build_graph(root: &Path) -> Result<CodeGraph, BuildError> {
 /// What reading and extracting one file produced.
 enum FileOutcome {
     Undecodable,
-    Rejected { text: Arc<str>, reason: String },
-    Parsed { text: Arc<str>, parsed: ParsedFile },
+    Read {
+        text: Arc<str>,
+        extracted: Extracted,
+        /// Taken from the store rather than parsed.
+        reused: bool,
+    },
 }
 
 /// Builds the graph of the repository at `root`, returning it with a report.
@@ -117,18 +142,19 @@ pub fn build_graph_with(
     debug!(items = items.len(), elapsed = ?start.elapsed(), "walked");
 
     // 2. Read and extract every file in parallel; results keep walk order.
-    let outcomes: Vec<Option<FileOutcome>> = items
-        .par_iter()
-        .map(|item| match item {
-            walk::WalkItem::File { id, path, .. } => read_and_extract(id, path).map(Some),
-            walk::WalkItem::Dir { .. } => Ok(None),
-        })
-        .collect::<Result<_, _>>()?;
+    let outcomes = extract_all(&items, options.reuse.as_ref())?;
     debug!(elapsed = ?start.elapsed(), "files read and extracted");
 
     // 3. Nodes and contains edges, in the original's insertion order.
     let mut graph = CodeGraph::new();
     let mut report = BuildReport::default();
+    for o in outcomes.iter().flatten() {
+        match o {
+            FileOutcome::Read { reused: true, .. } => report.reused += 1,
+            FileOutcome::Read { reused: false, .. } => report.parsed += 1,
+            FileOutcome::Undecodable => {}
+        }
+    }
     let (parsed_files, analyses) = add_nodes(&mut graph, &mut report, &items, &outcomes);
     debug!(nodes = graph.node_count(), elapsed = ?start.elapsed(), "nodes added");
 
@@ -193,11 +219,19 @@ fn add_nodes<'o>(
                         report.undecodable.push(id.clone());
                         continue;
                     }
-                    FileOutcome::Rejected { text, reason } => {
+                    FileOutcome::Read {
+                        text,
+                        extracted: Extracted::Rejected(reason),
+                        ..
+                    } => {
                         report.rejected.push((id.clone(), reason.clone()));
                         (text, None)
                     }
-                    FileOutcome::Parsed { text, parsed } => (text, Some(parsed)),
+                    FileOutcome::Read {
+                        text,
+                        extracted: Extracted::Parsed(parsed),
+                        ..
+                    } => (text, Some(parsed)),
                 };
                 report.files += 1;
                 let file_ix = graph.upsert_node(Node {
@@ -311,22 +345,104 @@ fn add_entity_edges(
     }
 }
 
+/// Step 2: every file read and extracted (or its extraction taken from `store`), in
+/// parallel, in walk order (`None` for directories). With a store, this build's
+/// extractions are saved to it when some file had to be parsed; a failure to save
+/// is logged, since the graph does not depend on it.
+fn extract_all(
+    items: &[walk::WalkItem],
+    store: Option<&FileStore>,
+) -> Result<Vec<Option<FileOutcome>>, BuildError> {
+    let texts: Vec<Option<Option<Arc<str>>>> = items
+        .par_iter()
+        .map(|item| match item {
+            walk::WalkItem::File { path, .. } => read_text(path).map(Some),
+            walk::WalkItem::Dir { .. } => Ok(None),
+        })
+        .collect::<Result<_, _>>()?;
+    let Some(store) = store else {
+        return Ok(items
+            .par_iter()
+            .zip(texts)
+            .map(|(item, text)| Some(extract_one(item, text?, None)))
+            .collect());
+    };
+    let keys: Vec<Option<reuse::FileKey>> = items
+        .par_iter()
+        .zip(&texts)
+        .map(|(item, text)| match (item, text) {
+            (walk::WalkItem::File { id, .. }, Some(Some(t))) => Some(reuse::file_key(id, t)),
+            _ => None,
+        })
+        .collect();
+    let present: Vec<reuse::FileKey> = keys.iter().flatten().copied().collect();
+    let pack = store.best_pack(&present);
+    let outcomes: Vec<Option<FileOutcome>> = items
+        .par_iter()
+        .zip(texts)
+        .zip(&keys)
+        .map(|((item, text), key)| Some(extract_one(item, text?, pack.as_ref().zip(*key))))
+        .collect();
+    let parsed = outcomes
+        .iter()
+        .flatten()
+        .any(|o| matches!(o, FileOutcome::Read { reused: false, .. }));
+    if parsed {
+        let entries: Vec<(reuse::FileKey, Vec<u8>)> = outcomes
+            .par_iter()
+            .zip(&keys)
+            .filter_map(|(o, k)| match (o, k) {
+                (Some(FileOutcome::Read { extracted, .. }), Some(k)) => {
+                    let mut w = crate::cache::Writer(Vec::new());
+                    encode::encode(&mut w, extracted);
+                    Some((*k, w.0))
+                }
+                _ => None,
+            })
+            .collect();
+        if let Err(e) = store.save(entries) {
+            tracing::warn!(dir = %store.dir.display(), error = %e, "cannot write the per-file store; the next build parses every file again");
+        }
+    }
+    Ok(outcomes)
+}
+
+/// One file's outcome from its text (`None`: not UTF-8), taken from the pack when
+/// it has the extraction of this key.
+fn extract_one(
+    item: &walk::WalkItem,
+    text: Option<Arc<str>>,
+    stored: Option<(&reuse::Pack, reuse::FileKey)>,
+) -> FileOutcome {
+    let (walk::WalkItem::File { id, .. }, Some(text)) = (item, text) else {
+        return FileOutcome::Undecodable;
+    };
+    match stored.and_then(|(pack, key)| pack.get(key, &text)) {
+        Some(extracted) => FileOutcome::Read {
+            text,
+            extracted,
+            reused: true,
+        },
+        None => FileOutcome::Read {
+            extracted: extract::extract(id, &text),
+            text,
+            reused: false,
+        },
+    }
+}
+
 /// Reads a file as Python's `open(path, 'r')` does under a UTF-8 locale (strict
-/// UTF-8, universal newlines) and extracts it.
-fn read_and_extract(id: &str, path: &Path) -> Result<FileOutcome, BuildError> {
+/// UTF-8, universal newlines); `None` if it is not UTF-8.
+fn read_text(path: &Path) -> Result<Option<Arc<str>>, BuildError> {
     let bytes = std::fs::read(path).map_err(|source| BuildError::Read {
         path: path.to_path_buf(),
         source,
     })?;
     let Ok(raw) = String::from_utf8(bytes) else {
-        return Ok(FileOutcome::Undecodable);
+        return Ok(None);
     };
-    let text: Arc<str> = match navbench_python::universal_newlines(&raw) {
+    Ok(Some(match navbench_python::universal_newlines(&raw) {
         std::borrow::Cow::Owned(text) => text.into(),
         std::borrow::Cow::Borrowed(_) => raw.into(),
-    };
-    Ok(match extract::extract(id, &text) {
-        Extracted::Parsed(parsed) => FileOutcome::Parsed { text, parsed },
-        Extracted::Rejected(reason) => FileOutcome::Rejected { text, reason },
-    })
+    }))
 }

@@ -137,12 +137,23 @@ impl CodegraphTools {
         root: &Path,
         entry: &CacheEntry,
     ) -> Result<crate::graph::CodeGraph, ToolError> {
-        let graph = crate::builder::build_graph(root).map_err(|e| {
+        // Per-file parse results are shared by every tree built with this cache:
+        // the next commit of a repository parses only the files that changed.
+        let options = crate::builder::BuildOptions {
+            reuse: Some(crate::builder::FileStore::new(self.cache_dir.join("files"))),
+            ..Default::default()
+        };
+        let (graph, report) = crate::builder::build_graph_with(root, &options).map_err(|e| {
             ToolError::Init(format!(
                 "building the graph of {} failed: {e}",
                 root.display()
             ))
         })?;
+        tracing::info!(
+            parsed = report.parsed,
+            reused = report.reused,
+            "graph built"
+        );
         if let Err(e) = entry.save_graph(&graph) {
             tracing::warn!(error = %e, dir = %entry.dir.display(), "cannot write the graph cache");
         }
