@@ -1,6 +1,8 @@
 //! `navbench run`: the pipeline from dataset to CSVs.
 //!
-//! For each instance (up to `--jobs` at once, grouped by repository): fetch the
+//! Instances are grouped by repository and `--jobs` lanes each take a whole group at a
+//! time ([`repository_groups`]), so two instances of one repository never run at once.
+//! For each instance: fetch the
 //! repository's mirror, derive the gold locations from the patch at the base commit,
 //! write the base tree into a work dir (taking over the tree of a finished instance of
 //! the same repository and applying the diff between the two commits, when there is
@@ -306,11 +308,11 @@ async fn run_variant(
     row.n_errors = records.iter().filter(|c| c.is_error).count();
     row.tool_ms = records.iter().map(|c| c.latency_ms).sum();
     // Indexing done through a tool (e.g. codegraph's init_repository) is index time.
+    // A fold from +0.0: an empty f64 `sum` is -0.0, which the CSV would print as "-0.000".
     row.phases.init_ms = records
         .iter()
         .filter(|c| variant.setup_tools().contains(&c.tool.as_str()))
-        .map(|c| c.latency_ms)
-        .sum::<f64>();
+        .fold(0.0, |ms, c| ms + c.latency_ms);
     row.index_ms += row.phases.init_ms;
     row.phases.policy_ms = (policy_ms - row.phases.init_ms).max(0.0);
     row.response_bytes = records.iter().map(|c| c.response_bytes).sum();
@@ -428,6 +430,25 @@ fn record_failure(
     }
 }
 
+/// The instances grouped by repository (dataset order within a group), largest group
+/// first: `--jobs` lanes each take a whole group, and starting with the longest keeps
+/// the lanes' ends close together.
+fn repository_groups(instances: &[Instance]) -> std::collections::VecDeque<Vec<Instance>> {
+    let mut groups: Vec<Vec<Instance>> = Vec::new();
+    let mut at: HashMap<&str, usize> = HashMap::new();
+    for inst in instances {
+        match at.get(inst.repo.as_str()) {
+            Some(&g) => groups[g].push(inst.clone()),
+            None => {
+                at.insert(&inst.repo, groups.len());
+                groups.push(vec![inst.clone()]);
+            }
+        }
+    }
+    groups.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a[0].repo.cmp(&b[0].repo)));
+    groups.into()
+}
+
 /// Keeps the instances the run asks for: `--instances`, then `--limit`, then the
 /// shard (last, so the union of the shards is exactly the unsharded run).
 fn select_instances(ds: &mut Dataset, cfg: &RunConfig) -> anyhow::Result<()> {
@@ -511,26 +532,33 @@ pub async fn run(cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummary>> 
     let cache = Arc::new(cache);
     let out = Arc::new(out);
     let variants = Arc::new(variants);
-    let sem = Arc::new(tokio::sync::Semaphore::new(cfg.jobs.max(1)));
-    let mut tasks = tokio::task::JoinSet::new();
     let trees = Arc::new(FinishedTrees::default());
-    // Grouped by repository (dataset order within one): each instance can take over the
-    // tree of the previous one of its repository, and caches stay warm.
-    let mut order = ds.instances.clone();
-    order.sort_by(|a, b| a.repo.cmp(&b.repo));
-    for inst in order {
-        let permit = sem.clone().acquire_owned().await?;
-        let (cfg, cache, trees, out, variants, bar) = (
+    let queue = Arc::new(Mutex::new(repository_groups(&ds.instances)));
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..cfg.jobs.max(1) {
+        let (cfg, cache, trees, out, variants, bar, queue) = (
             cfg.clone(),
             cache.clone(),
             trees.clone(),
             out.clone(),
             variants.clone(),
             bar.clone(),
+            queue.clone(),
         );
         tasks.spawn(async move {
-            run_instance(cfg, cache, trees, out, variants, inst, bar).await;
-            drop(permit);
+            // A lane takes a whole repository at a time, so no two instances of one
+            // repository (two builds of nearly the same tree) ever run at once, and
+            // each instance takes over its predecessor's tree and warm caches.
+            loop {
+                let group = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
+                let Some(group) = group else { break };
+                for inst in group {
+                    let (cfg, cache, trees, out) =
+                        (cfg.clone(), cache.clone(), trees.clone(), out.clone());
+                    run_instance(cfg, cache, trees, out, variants.clone(), inst, bar.clone())
+                        .await;
+                }
+            }
         });
     }
     while let Some(r) = tasks.join_next().await {
@@ -561,4 +589,39 @@ pub async fn run(cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummary>> 
     let sums = output::summarize(&rows, &cfg.variants);
     output::write_summary(&cfg.out.join("summary.csv"), &sums)?;
     Ok(sums)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inst(id: &str, repo: &str) -> Instance {
+        Instance {
+            instance_id: id.into(),
+            repo: repo.into(),
+            base_commit: String::new(),
+            problem_statement: String::new(),
+            patch: String::new(),
+            gold: None,
+            edit_functions: None,
+            locagent_claude35: None,
+        }
+    }
+
+    #[test]
+    fn groups_keep_dataset_order_within_a_repository_and_put_the_largest_first() {
+        let ds = [
+            inst("b1", "o/b"),
+            inst("a1", "o/a"),
+            inst("b2", "o/b"),
+            inst("c1", "o/c"),
+            inst("a2", "o/a"),
+            inst("b3", "o/b"),
+        ];
+        let ids: Vec<Vec<String>> = repository_groups(&ds)
+            .into_iter()
+            .map(|g| g.into_iter().map(|i| i.instance_id).collect())
+            .collect();
+        assert_eq!(ids, [vec!["b1", "b2", "b3"], vec!["a1", "a2"], vec!["c1"]]);
+    }
 }
