@@ -13,6 +13,7 @@ use crate::pipeline::{self, RunConfig};
 use crate::shard::Shard;
 use crate::stats::{self, Bootstrap};
 use crate::tokens::Tokenizer;
+use crate::variants::declared::commands;
 
 /// Measures code-navigation MCP servers on bug-localization tasks.
 #[derive(Debug, Parser)]
@@ -42,6 +43,27 @@ pub enum Command {
     /// Build datasets.
     #[command(subcommand)]
     Dataset(DatasetCommand),
+    /// List variants (built-in and declared in `variants/*.toml`); install a declared one.
+    #[command(subcommand)]
+    Variant(VariantCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum VariantCommand {
+    /// Every variant, its kind, and for declared ones the package and whether it is installed.
+    List {
+        /// Cache holding installed packages [default: as for `run`].
+        #[arg(long)]
+        cache: Option<PathBuf>,
+    },
+    /// Install a declared variant's pinned npm/PyPI package into <cache>/variants/<name>/.
+    Install {
+        /// A declared variant's name (from `variants/`) or its file.
+        name: String,
+        /// Cache to install into [default: as for `run`].
+        #[arg(long)]
+        cache: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -272,6 +294,16 @@ async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             })
             .await??;
             eprint!("{report}");
+            Ok(0)
+        }
+        Command::Variant(VariantCommand::List { cache }) => {
+            print!("{}", commands::list(&cache.unwrap_or_else(default_cache)));
+            Ok(0)
+        }
+        Command::Variant(VariantCommand::Install { name, cache }) => {
+            let cache = cache.unwrap_or_else(default_cache);
+            let done = tokio::task::spawn_blocking(move || commands::install(&name, &cache));
+            println!("{}", done.await??);
             Ok(0)
         }
     }

@@ -1,7 +1,8 @@
 //! `navbench mcp-config`: the MCP client configuration that launches each variant's
 //! server on a directory, so an agent (Claude Code, Claude Desktop, any client taking
 //! `command` + `args` + `env`) uses exactly the binaries and arguments the harness
-//! measures. Every variant of [`variants::all`] is listed, launched as
+//! measures. Every variant of [`variants::all`] is listed, then every declared variant
+//! of `variants/` ([`variants::declared`]; a file that does not load is a warning), launched as
 //! [`Variant::server_spec`] says, with what [`Variant::prepare`] finds already
 //! installed (it only checks here: printing a configuration installs nothing).
 
@@ -10,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use crate::mcp_client::{ServerSpec, locate_server_binary};
+use crate::mcp_client::ServerSpec;
 use crate::variants::{self, Preparation, Prepared, Variant};
 
 /// Output formats.
@@ -44,14 +45,23 @@ pub fn entries(
     cache: &Path,
     server_dir: Option<&Path>,
 ) -> anyhow::Result<(Vec<ServerEntry>, Vec<String>)> {
+    let mut warnings = Vec::new();
     let chosen: Vec<&'static dyn Variant> = match variant {
         Some(v) => vec![variants::by_name(v).map_err(anyhow::Error::msg)?],
-        None => variants::all().to_vec(),
+        None => {
+            let mut all = variants::all().to_vec();
+            for file in variants::declared::declaration_files() {
+                match variants::declared::load(&file) {
+                    Ok(d) => all.push(d),
+                    Err(e) => warnings.push(format!("warning: {e:#} (not listed)")),
+                }
+            }
+            all
+        }
     };
     let mut out = Vec::new();
-    let mut warnings = Vec::new();
     for v in chosen {
-        let (program, found) = match locate_server_binary(v.binary(), server_dir) {
+        let (program, found) = match v.locate(server_dir) {
             Ok(p) => (p, true),
             Err(e) => {
                 warnings.push(format!(

@@ -21,7 +21,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::checkout::RepoCache;
 use crate::dataset::{Dataset, Instance, Locations};
 use crate::gold;
-use crate::mcp_client::{McpSession, locate_server_binary};
+use crate::mcp_client::McpSession;
 use crate::metrics::{Level, score_level};
 use crate::mini;
 use crate::output::{
@@ -106,13 +106,7 @@ pub fn resolve_variants(
     let mut out = Vec::new();
     for n in names {
         let v = variants::by_name(n).map_err(anyhow::Error::msg)?;
-        let bin = locate_server_binary(v.binary(), server_dir).with_context(|| {
-            format!(
-                "variant '{}' needs `cargo build -p {}`",
-                v.name(),
-                v.package()
-            )
-        })?;
+        let bin = v.locate(server_dir)?;
         out.push(ReadyVariant {
             variant: v,
             binary: bin,
@@ -473,7 +467,7 @@ fn select_instances(ds: &mut Dataset, cfg: &RunConfig) -> anyhow::Result<()> {
 }
 
 /// Runs the benchmark and returns the summary (also written to `summary.csv`).
-pub async fn run(cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummary>> {
+pub async fn run(mut cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummary>> {
     if cfg.variants.is_empty() {
         anyhow::bail!(
             "no variants given: pass --variants with one or more of {}",
@@ -482,10 +476,16 @@ pub async fn run(cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummary>> 
     }
     let mut variants = resolve_variants(&cfg.variants, cfg.server_dir.as_deref())?;
     prepare_variants(&mut variants, &cfg.cache);
+    // A declaration file given by path runs (and is reported) under its declared name.
+    cfg.variants = variants
+        .iter()
+        .map(|rv| rv.variant.name().to_string())
+        .collect();
     let (mut ds, cache) = load_dataset(&cfg.dataset, &cfg.cache, &cfg.repo_url)?;
     let fingerprint = dataset_fingerprint(&ds.instances);
     let dataset_instances = ds.instances.len();
     select_instances(&mut ds, &cfg)?;
+    variants::declared::preflight(&variants, ds.instances.first(), &cache, &cfg).await?;
     let out = RunOutput::open(&cfg.out)?;
     let run_start = Instant::now();
     let mut info = RunInfo {

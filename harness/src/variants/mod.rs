@@ -10,7 +10,9 @@
 //! extraction, rankings, entity ids) lives in [`crate::policy`].
 //!
 //! Adding a variant: write `variants/<name>.rs` with a unit struct implementing
-//! [`Variant`], and add it to [`all`].
+//! [`Variant`], and add it to [`all`]; or, with no Rust at all, declare it in a TOML
+//! file ([`declared`]): `--variants ./path.toml`, or a name resolved from the
+//! top-level `variants/` folder.
 //!
 //! ```
 //! use navbench::variants;
@@ -21,6 +23,7 @@
 //! ```
 
 pub mod codegraph;
+pub mod declared;
 pub mod retrieval;
 pub mod retrieval_static;
 pub mod text;
@@ -30,7 +33,7 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 
 use crate::dataset::Locations;
-use crate::mcp_client::ServerSpec;
+use crate::mcp_client::{ServerSpec, locate_server_binary};
 use crate::policy::{Driver, Task};
 
 /// Every variant, in report order. Adding a variant is one line here.
@@ -91,6 +94,22 @@ pub trait Variant: Sync {
     }
     /// The server's arguments for serving `workdir`, keeping its state under `cache`.
     fn server_args(&self, workdir: &Path, cache: &Path) -> Vec<String>;
+    /// The declaration, for a variant read from a file ([`declared`]).
+    fn declared(&self) -> Option<&declared::Declared> {
+        None
+    }
+    /// Finds the program that serves this variant: by default [`Variant::binary`]
+    /// next to `navbench` (or in `server_dir`).
+    fn locate(&self, server_dir: Option<&Path>) -> anyhow::Result<PathBuf> {
+        use anyhow::Context as _;
+        locate_server_binary(self.binary(), server_dir).with_context(|| {
+            format!(
+                "variant '{}' needs `cargo build -p {}`",
+                self.name(),
+                self.package()
+            )
+        })
+    }
     /// Runs the variant's scripted policy on `task` through `driver`.
     fn localize<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> PolicyFuture<'a>;
 
@@ -127,22 +146,48 @@ pub fn all() -> &'static [&'static dyn Variant] {
     ALL
 }
 
-/// Looks up a variant by name; the error lists the valid names.
-pub fn by_name(name: &str) -> Result<&'static dyn Variant, String> {
-    ALL.iter()
-        .copied()
-        .find(|v| v.name() == name)
-        .ok_or_else(|| {
-            format!(
-                "unknown variant '{name}': choose from {} (comma-separated in --variants)",
-                names()
-            )
-        })
+/// The built-in variant called `name`.
+pub fn builtin(name: &str) -> Option<&'static dyn Variant> {
+    ALL.iter().copied().find(|v| v.name() == name)
 }
 
-/// Names of every variant, comma-separated.
+/// Looks up a variant: a built-in name, a declaration file (`./x.toml`, any path
+/// ending in `.toml`), the name of a declaration already loaded, or the file of `variants/` declaring
+/// `name` ([`declared::find`]). The error lists the valid names, or says what is
+/// wrong with the file.
+pub fn by_name(name: &str) -> Result<&'static dyn Variant, String> {
+    if let Some(v) = builtin(name) {
+        return Ok(v);
+    }
+    let as_file = |p: &Path| {
+        declared::load(p)
+            .map(|d| d as &'static dyn Variant)
+            .map_err(|e| format!("{e:#}"))
+    };
+    if name.ends_with(".toml") {
+        return as_file(Path::new(name));
+    }
+    if let Some(d) = declared::loaded(name) {
+        return Ok(d);
+    }
+    if let Some(file) = declared::find(name) {
+        return as_file(&file);
+    }
+    Err(format!(
+        "unknown variant '{name}': choose from {} (comma-separated in --variants), or give a declaration file ./x.toml",
+        names()
+    ))
+}
+
+/// Names of every variant, comma-separated: the built-in ones, then the files of
+/// `variants/`.
 pub fn names() -> String {
-    ALL.iter().map(|v| v.name()).collect::<Vec<_>>().join(", ")
+    let declared = declared::declaration_files();
+    ALL.iter()
+        .map(|v| v.name().to_string())
+        .chain(declared.iter().filter_map(|p| declared::declared_name(p)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `path` as an argument string.
