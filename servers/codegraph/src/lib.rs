@@ -12,6 +12,7 @@
 //! ```text
 //! repo dir ──builder::build_graph──► graph::CodeGraph ──export::write_tsv──► *.nodes.tsv / *.edges.tsv
 //!            walk → extract (parallel) → nodes/contains → imports → invokes/inherits
+//!            (extract reuses builder::FileStore's results for files an earlier build saw)
 //!          ──chunk::chunk_repo──► chunks ──bm25::Bm25Index──► BM25 code search (tantivy postings, bm25s scoring)
 //! CodeGraph ──bm25::ModuleIndex / fuzzy──► entity search;  ──traverse──► BFS subgraphs → format (DOT, tree, JSON)
 //! cache (keyed by cache::CacheKey: root + fingerprint) persists graph + indexes; tools::CodegraphTools answers

@@ -152,6 +152,7 @@ impl CodegraphTools {
         tracing::info!(
             parsed = report.parsed,
             reused = report.reused,
+            build_ms = format!("{:.1}", report.elapsed.as_secs_f64() * 1000.0),
             "graph built"
         );
         if let Err(e) = entry.save_graph(&graph) {
