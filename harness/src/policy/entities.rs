@@ -49,6 +49,19 @@ impl EntityIndex {
         }
     }
 
+    /// The ids an answer gives for the graph node `rel:qualname`: [`Self::ids_of`],
+    /// except that a class is its own function id too. LocAgent's function-level ids
+    /// name a class for its `__init__` and for edits in its body outside any method,
+    /// so a class found as a whole is a function-level answer as well.
+    pub fn answer_ids_of(&mut self, root: &Path, rel: &str, qualname: &str) -> LineIds {
+        let mut ids = self.ids_of(root, rel, qualname);
+        let own = format!("{rel}:{qualname}");
+        if ids.function.is_none() && ids.module.as_deref() == Some(own.as_str()) {
+            ids.function = Some(own);
+        }
+        ids
+    }
+
     /// The ids of line `line` (1-based) of file `rel`.
     pub fn ids_at(&mut self, root: &Path, rel: &str, line: usize) -> LineIds {
         match self.module(root, rel) {
@@ -157,5 +170,25 @@ def top(a):
         // Blank line between methods is class-level: module only.
         assert_eq!(at(8).function, None);
         assert_eq!(at(8).module.as_deref(), Some("p.py:Cart"));
+    }
+
+    #[test]
+    fn a_class_answers_at_function_level_too() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("p.py"), SRC).unwrap();
+        let mut index = EntityIndex::default();
+        let cart = index.answer_ids_of(dir.path(), "p.py", "Cart");
+        assert_eq!(cart.function.as_deref(), Some("p.py:Cart"));
+        assert_eq!(cart.module.as_deref(), Some("p.py:Cart"));
+        // Plain `ids_of` keeps LocAgent's line rule: a class line has no function.
+        assert_eq!(index.ids_of(dir.path(), "p.py", "Cart").function, None);
+        let total = index.answer_ids_of(dir.path(), "p.py", "Cart.total");
+        assert_eq!(total.function.as_deref(), Some("p.py:Cart.total"));
+        let helper = index.answer_ids_of(dir.path(), "p.py", "Cart.total.helper");
+        assert_eq!(helper.function.as_deref(), Some("p.py:Cart.total"));
+        assert_eq!(
+            index.answer_ids_of(dir.path(), "p.py", "Nope"),
+            LineIds::default()
+        );
     }
 }

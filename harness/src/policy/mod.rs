@@ -5,11 +5,15 @@
 //! through a [`Driver`] (which records every call's cost as a [`CallRecord`]), and
 //! returns ranked [`Locations`](crate::dataset::Locations). Policies are deterministic
 //! — the same instance and server give the same calls and the same ranking — so runs
-//! are comparable and CI can demand exact accuracy against a baseline. Their common steps are here: [`terms`]
-//! extracts identifiers, paths and traceback frames from an issue, [`ranking`] keeps
-//! scores and fuses rankings, [`entities`] maps file lines to LocAgent's entity ids.
+//! are comparable and CI can demand exact accuracy against a baseline. Their common
+//! steps are here: [`terms`] extracts identifiers, paths and traceback frames from an
+//! issue, [`code_search`] reads the codegraph server's search results, [`ranking`] keeps scores and fuses rankings, [`evidence`] weighs name matches,
+//! rolls entity scores up to modules and files and resolves quoted paths, and
+//! [`entities`] maps file lines to LocAgent's entity ids.
 
+pub mod code_search;
 pub mod entities;
+pub mod evidence;
 pub mod ranking;
 pub mod terms;
 
@@ -108,6 +112,19 @@ pub fn is_test_file(path: &str) -> bool {
             .any(|d| d == "tests" || d == "test" || d == "testing")
 }
 
+/// True for files outside the code a fix lands in: documentation, examples and
+/// benchmarks at the top of the tree (`doc/`, `docs/`, `example(s)/`, `benchmark(s)/`,
+/// `asv_bench/`). An agent reads them for usage, not as the place to change; the
+/// codegraph policy demotes them.
+pub fn is_auxiliary_file(path: &str) -> bool {
+    let top = path.split('/').next().unwrap_or(path);
+    path.contains('/')
+        && matches!(
+            top,
+            "doc" | "docs" | "example" | "examples" | "benchmark" | "benchmarks" | "asv_bench"
+        )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,5 +136,15 @@ mod tests {
         assert!(is_test_file("pkg/a_test.py"));
         assert!(!is_test_file("pkg/testing_utils_x/a.py") || is_test_file("pkg/testing/a.py"));
         assert!(!is_test_file("pkg/contest.py"));
+    }
+
+    #[test]
+    fn auxiliary_files_are_top_level_docs_examples_and_benchmarks() {
+        assert!(is_auxiliary_file("doc/conf.py"));
+        assert!(is_auxiliary_file("examples/tutorial/flaskr/__init__.py"));
+        assert!(is_auxiliary_file("asv_bench/benchmarks/dataset_io.py"));
+        assert!(!is_auxiliary_file("xarray/core/dataset.py"));
+        assert!(!is_auxiliary_file("pkg/docs/render.py"));
+        assert!(!is_auxiliary_file("examples.py"));
     }
 }

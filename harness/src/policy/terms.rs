@@ -43,6 +43,13 @@ pub struct Extracted {
 static FRAME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"File "([^"\n]+)", line (\d+), in ([A-Za-z_<][\w>]*)"#).expect("valid regex")
 });
+/// The head of an IPython traceback frame: `path.py in func(args)`.
+static IPYTHON_FRAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?m)^\s*(\S+\.py) in ([A-Za-z_<][\w<>.]*)\(").expect("valid regex")
+});
+/// IPython's marker of a frame's current line: `---> 144`.
+static ARROW: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?m)^\s*-+> (\d+)").expect("valid regex"));
 static PATH: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"[\w./-]*\w\.py\b").expect("valid regex"));
 static BACKTICK: LazyLock<Regex> =
@@ -183,6 +190,47 @@ fn is_stop(word: &str) -> bool {
         || word.chars().all(|c| c.is_ascii_digit() || c == '_')
 }
 
+/// The traceback frames of `text` with their positions, in order of appearance:
+/// CPython's (`File "p.py", line 3, in f`) and IPython's (`p.py in f(args)` followed,
+/// before the next frame, by the arrow line `---> 3` marking the line; without an
+/// arrow the line is 0, i.e. unknown). Jupyter users paste the latter.
+fn frames(text: &str) -> Vec<(usize, Frame)> {
+    let mut out: Vec<(usize, Frame)> = FRAME
+        .captures_iter(text)
+        .filter_map(|c| {
+            let pos = c.get(0)?.start();
+            let frame = Frame {
+                path: c[1].to_string(),
+                line: c[2].parse().unwrap_or(0),
+                func: c[3].to_string(),
+            };
+            Some((pos, frame))
+        })
+        .collect();
+    let heads: Vec<(usize, usize, String, String)> = IPYTHON_FRAME
+        .captures_iter(text)
+        .filter_map(|c| {
+            let m = c.get(0)?;
+            Some((m.start(), m.end(), c[1].to_string(), c[2].to_string()))
+        })
+        .collect();
+    for (i, (start, end, path, func)) in heads.iter().enumerate() {
+        let stop = heads.get(i + 1).map_or(text.len(), |h| h.0);
+        let line = ARROW
+            .captures(&text[*end..stop])
+            .and_then(|c| c[1].parse().ok())
+            .unwrap_or(0);
+        let frame = Frame {
+            path: path.clone(),
+            line,
+            func: func.clone(),
+        };
+        out.push((*start, frame));
+    }
+    out.sort_by_key(|(pos, _)| *pos);
+    out
+}
+
 /// Extracts paths, frames and ranked terms from `text`.
 pub fn extract(text: &str) -> Extracted {
     let mut out = Extracted::default();
@@ -198,14 +246,9 @@ pub fn extract(text: &str) -> Extracted {
         e.1 += 1;
     };
 
-    for c in FRAME.captures_iter(text) {
-        let frame = Frame {
-            path: c[1].to_string(),
-            line: c[2].parse().unwrap_or(0),
-            func: c[3].to_string(),
-        };
+    for (pos, frame) in frames(text) {
         if !frame.func.starts_with('<') {
-            add(&frame.func, 1.0, c.get(0).map_or(0, |m| m.start()));
+            add(&frame.func, 1.0, pos);
         }
         out.frames.push(frame);
     }
@@ -304,6 +347,58 @@ ZeroDivisionError: division by zero
         assert!(t.contains(&"ZeroDivisionError"));
         assert!(!t.contains(&"module"));
         assert!(!t.contains(&"line"));
+    }
+
+    #[test]
+    fn ipython_frames_take_their_line_from_the_arrow() {
+        // The shape Jupyter users paste (from a real seaborn report, shortened).
+        let text = r#"KeyError                                  Traceback (most recent call last)
+~/envs/py3.9/lib/python3.8/site-packages/seaborn/_core.py in _lookup_single(self, key)
+    143             # Use a value that's in the original data vector
+--> 144             value = self.lookup_table[key]
+    145         except KeyError:
+
+<ipython-input-3-46dd21e9c95a> in <module>
+----> 4 g.map(sns.scatterplot, hue=iris["species"])
+
+~/envs/py3.9/lib/python3.8/site-packages/seaborn/_core.py in <listcomp>(.0)
+     62         if isinstance(key, (list, np.ndarray, pd.Series)):
+---> 63             return [self._lookup_single(k, *args, **kwargs) for k in key]
+
+~/envs/py3.9/lib/python3.8/site-packages/seaborn/axisgrid.py in map(self, func, **kwargs)
+   1263         row_indices, col_indices = np.indices(self.axes.shape)
+"#;
+        let e = extract(text);
+        let got: Vec<(&str, usize, &str)> = e
+            .frames
+            .iter()
+            .map(|f| (f.path.as_str(), f.line, f.func.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "~/envs/py3.9/lib/python3.8/site-packages/seaborn/_core.py",
+                    144,
+                    "_lookup_single"
+                ),
+                (
+                    "~/envs/py3.9/lib/python3.8/site-packages/seaborn/_core.py",
+                    63,
+                    "<listcomp>"
+                ),
+                (
+                    "~/envs/py3.9/lib/python3.8/site-packages/seaborn/axisgrid.py",
+                    0,
+                    "map"
+                ),
+            ]
+        );
+        let t = texts(&e);
+        assert!(
+            t.contains(&"_lookup_single") && !t.contains(&"<listcomp>"),
+            "{t:?}"
+        );
     }
 
     #[test]

@@ -2,36 +2,58 @@
 //! code graph of the repository with fuzzy entity search, BM25 over code and
 //! dependency traversal), and the policy that plays an agent using them.
 //!
-//! An agent with these tools indexes the repository, looks up the entities the issue
-//! names, searches the code with the issue text, and follows the best entities'
-//! dependencies one hop. The script does the same, deterministically:
+//! # The strategy an agent with these tools follows
+//! LocAgent's prompts (`util/prompts` of the original) have the agent (1) pull
+//! keywords out of the issue — the modules, classes, functions and files it names,
+//! error messages and the frames of a traceback; (2) look them up with
+//! `search_code_snippets` (here `search_code`: an exact name or id gives the entity,
+//! else BM25 over entity names and code) and fuzzy entity search; (3) read the code of
+//! the promising hits; (4) follow the dependency graph from them, upstream and
+//! downstream (who calls this failing function, which class defines this method,
+//! what does this function invoke), to the place that must change; (5) rank the
+//! files, classes and functions it found.
 //!
+//! # How the script follows it
+//! Deterministically, with one call per step:
 //! 1. `init_repository` on the checked-out tree (its time counts as index time).
-//! 2. `search_entities` with the top [`ENTITY_TERMS`] terms extracted from the issue
-//!    ([`crate::policy::terms`]): each query's fuzzy matches form one ranking.
-//! 3. `search_code` with the issue text itself (BM25 over code chunks, as LocAgent's
-//!    agents do with the problem statement): hits map to their entities (a chunk's
-//!    lines → the functions holding them, through tree-sitter, as an agent reading
-//!    it would) and form one more ranking.
-//! 4. The rankings are fused with reciprocal rank fusion (`k` = [`RRF_K`]; each
-//!    entity query weighted by its term's weight, the BM25 ranking by
-//!    [`BM25_WEIGHT`]); the best [`EXPAND`] entities are expanded one hop with
-//!    `get_dependencies` (both directions, invokes and inherits), whose neighbours join
-//!    as a further ranking weighted [`EXPANSION_WEIGHT`].
-//! 5. The fused entity ranking gives functions (mapped to LocAgent function ids) and
-//!    modules; files come in order of their best entity, then of their BM25 hits.
-//!    Test files are dropped: LocAgent's tools hide them too.
+//! 2. Keywords: the top [`MAX_TERMS`] terms of the issue ([`crate::policy::terms`]),
+//!    with traceback frames and quoted paths.
+//! 3. `search_code` with those terms. An entity the term *names* gains
+//!    `weight(term) · specificity` ([`evidence::specificity`]: a name defined once
+//!    points at one place, one every class defines says little); a BM25 hit gains
+//!    [`TERM_BM25`] of that, decaying with its position. Terms the name lookup did not
+//!    resolve go to `search_entities` (fuzzy), whose close matches gain [`FUZZY`].
+//! 4. `search_code` with the issue text itself (BM25 over code chunks, as LocAgent's
+//!    agents do with the problem statement): hits gain [`ISSUE_BM25`], decaying
+//!    with rank, and their files form a file ranking.
+//! 5. Traceback frames in repository files: the function at each frame's line gains
+//!    [`FRAME`], the deepest frame most (where the error surfaced).
+//! 6. `get_dependencies` (invokes, inherits; both directions, one hop) from the best
+//!    [`EXPAND`] entities. Two candidates joined by an edge (a caller and the failing
+//!    function it calls, a subclass and its base) confirm each other: each gains
+//!    [`LINK`] of the other's score. A neighbour found only through the graph gains
+//!    [`NEIGHBOUR`] of its root's score, shared among the root's neighbours on the
+//!    same side (callees and bases; callers and subclasses).
+//! 7. `get_code` on the best [`READ`] entities: an entity's score is multiplied by
+//!    `1 + COVERAGE · share of the issue's terms its code uses`.
+//! 8. Functions rank by score; a class's methods roll up to the class, and entities
+//!    roll up to their files ([`evidence::roll_up`]: best entity fully, further ones
+//!    with decreasing weight), plus the issue-BM25 file ranking and files the issue
+//!    names. Test files are dropped: LocAgent's tools hide them too.
 
 use serde_json::{Value, json};
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use super::{PolicyFuture, Variant};
 use crate::dataset::{Locations, push_unique};
-use crate::policy::entities::{EntityIndex, LineIds};
+use crate::policy::code_search::{self, CodeHit, Origin};
+use crate::policy::entities::EntityIndex;
+use crate::policy::evidence::{self, roll_up, specificity};
 use crate::policy::ranking::Scores;
-use crate::policy::terms;
-use crate::policy::{Driver, Task, is_test_file};
+use crate::policy::terms::{self, Extracted, Term};
+use crate::policy::{Driver, Task, is_auxiliary_file, is_test_file};
 
 /// The `codegraph` variant (see the module doc).
 pub struct Codegraph;
@@ -59,41 +81,65 @@ impl Variant for Codegraph {
     }
 }
 
-/// Terms sent to `search_entities`.
-pub const ENTITY_TERMS: usize = 8;
-/// Fuzzy matches asked per term.
-pub const ENTITY_TOP_K: usize = 5;
-/// BM25 results asked for the issue text.
+/// Terms looked up with `search_code` (one call).
+pub const MAX_TERMS: usize = 10;
+/// Results asked per term (and of the issue-text search).
 pub const CODE_TOP_K: usize = 10;
-/// Entities expanded with `get_dependencies`.
-pub const EXPAND: usize = 3;
-/// Reciprocal rank fusion constant.
-pub const RRF_K: f64 = 10.0;
-/// Weight of the BM25 ranking in the fusion.
-pub const BM25_WEIGHT: f64 = 1.5;
-/// Weight of the dependency-expansion ranking.
-pub const EXPANSION_WEIGHT: f64 = 0.5;
+/// Share of a name match's weight that a BM25 hit of the same term gets.
+pub const TERM_BM25: f64 = 0.3;
+/// Weight of the joint term (all terms together) that `search_code` adds.
+pub const JOINT_WEIGHT: f64 = 0.6;
+/// Weight of a fuzzy match (token-set ratio ≥ [`FUZZY_MIN`]) of an unresolved term.
+pub const FUZZY: f64 = 0.3;
+/// Lowest fuzzy score (0–100) taken.
+pub const FUZZY_MIN: f64 = 90.0;
+/// Weight of the top hit of the issue-text BM25 search.
+pub const ISSUE_BM25: f64 = 1.0;
+/// Weight of the deepest traceback frame in the repository.
+pub const FRAME: f64 = 2.0;
+/// Weight of a file the issue names.
+pub const MENTIONED: f64 = 1.5;
+/// Entities whose dependencies are followed.
+pub const EXPAND: usize = 5;
+/// Share of a linked candidate's score an entity gains.
+pub const LINK: f64 = 0.3;
+/// Share of its root's score a graph-only neighbour gains (divided by √neighbours).
+pub const NEIGHBOUR: f64 = 0.3;
+/// Share of an entity's score the files importing it gain (divided by √importers).
+pub const IMPORTER: f64 = 0.5;
+/// Importing files searched for the code that uses the imported names.
+pub const IMPORTER_FILES: usize = 2;
+/// Share of its file's importer gain the code using the imported names gains.
+pub const IMPORTER_USE: f64 = 0.5;
+/// Entities whose code is read with `get_code`.
+pub const READ: usize = 5;
+/// How much reading an entity's code can raise its score.
+pub const COVERAGE: f64 = 1.0;
+/// Score factor for documentation, examples and benchmarks
+/// ([`crate::policy::is_auxiliary_file`]).
+pub const AUXILIARY: f64 = 0.3;
+/// How much an entity's rank depends on its file's score (0: not at all).
+pub const FILE_SHARE: f64 = 0.5;
+/// Factor on a class's score when it is answered as a function (for its
+/// `__init__` or class body, as LocAgent's ids have it).
+pub const CLASS_AS_FUNCTION: f64 = 0.25;
 /// Locations answered per level.
 pub const ANSWER_LEN: usize = 10;
 /// Longest query text sent to `search_code` (the issue is cut there, on a char boundary).
 const MAX_QUERY_CHARS: usize = 4000;
 
-fn is_entity(kind: &str) -> bool {
-    kind == "class" || kind == "function"
+/// Decay of evidence with its position in a result list (0-based).
+fn decay(pos: usize) -> f64 {
+    1.0 / (1.0 + pos as f64 / 3.0)
 }
 
-/// Maps a graph node id of a class or function to LocAgent ids.
-fn entity_ids(index: &mut EntityIndex, task: &Task<'_>, id: &str) -> LineIds {
-    match id.split_once(':') {
-        Some((file, qual)) => index.ids_of(task.workdir, file, qual),
-        None => LineIds::default(),
-    }
-}
-
-fn add_ranking(scores: &mut Scores, ranking: &[String], weight: f64) {
-    for (i, id) in ranking.iter().enumerate() {
-        scores.add(id, weight / (RRF_K + (i + 1) as f64));
-    }
+/// What the policy has found so far: entity scores (graph ids of classes and
+/// functions) and file-level evidence.
+#[derive(Default)]
+struct Found {
+    entities: Scores,
+    files: Scores,
+    index: EntityIndex,
 }
 
 /// Runs the policy (see the module doc).
@@ -108,59 +154,112 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
             init.error.unwrap_or_else(|| init.text.clone())
         );
     }
-
     let ex = terms::extract(&task.instance.problem_statement);
-    let mut index = EntityIndex::default();
-    // Entity ids (graph node ids of classes and functions) per ranking.
-    let mut fused = Scores::default();
-    search_entities(driver, &ex, &mut fused).await;
-    let (bm25_ranking, files_by_bm25) = search_code(driver, task, &mut index).await;
-    add_ranking(&mut fused, &bm25_ranking, BM25_WEIGHT);
-    expand_best(driver, &mut fused).await;
-    Ok(answer(&fused, files_by_bm25, &mut index, task))
+    let terms: Vec<Term> = ex.terms.iter().take(MAX_TERMS).cloned().collect();
+    let mut found = Found::default();
+    let unresolved = search_terms(driver, task, &terms, &mut found).await;
+    search_fuzzy(driver, &unresolved, &mut found).await;
+    search_issue(driver, task, &mut found).await;
+    add_frames(task, &ex, &mut found);
+    expand(driver, task, &mut found).await;
+    read_best(driver, &terms, &mut found).await;
+    Ok(answer(found, task))
 }
 
-/// Step 2: fuzzy entity search, one ranking per term, fused into `fused`.
-async fn search_entities(driver: &mut Driver<'_>, ex: &terms::Extracted, fused: &mut Scores) {
-    let queries: Vec<&terms::Term> = ex.terms.iter().take(ENTITY_TERMS).collect();
-    if queries.is_empty() {
-        return;
+/// Step 3: `search_code` with the terms. Returns the terms no name lookup resolved.
+async fn search_terms(
+    driver: &mut Driver<'_>,
+    task: &Task<'_>,
+    terms: &[Term],
+    found: &mut Found,
+) -> Vec<Term> {
+    if terms.is_empty() {
+        return Vec::new();
     }
-    let q: Vec<&str> = queries.iter().map(|t| t.text.as_str()).collect();
+    let q: Vec<&str> = terms.iter().map(|t| t.text.as_str()).collect();
     let out = driver
-        .call(
-            "search_entities",
-            json!({"query": q, "top_k": ENTITY_TOP_K}),
-        )
+        .call("search_code", json!({"query": q, "top_k": CODE_TOP_K}))
         .await;
-    if let Some(results) = out
-        .structured
-        .as_ref()
-        .and_then(|v| v.get("results"))
-        .and_then(Value::as_array)
+    let hits = code_search::parse(out.structured.as_ref());
+    score_term_hits(&hits, terms, task.workdir, found);
+    terms
+        .iter()
+        .filter(|t| {
+            !hits
+                .iter()
+                .any(|h| h.origin == Origin::Name && h.terms.contains(&t.text))
+        })
+        .cloned()
+        .collect()
+}
+
+/// Scores the hits of the term search (see step 3 of the module doc).
+fn score_term_hits(hits: &[CodeHit], terms: &[Term], root: &Path, found: &mut Found) {
+    let weight: HashMap<&str, f64> = terms.iter().map(|t| (t.text.as_str(), t.weight)).collect();
+    let term_weight = |t: &str| weight.get(t).copied().unwrap_or(JOINT_WEIGHT);
+    // How many entities each term names, and each term's BM25 hit count so far.
+    let mut defs: HashMap<&str, usize> = HashMap::new();
+    for h in hits
+        .iter()
+        .filter(|h| h.origin == Origin::Name && h.is_entity())
     {
-        for (term, r) in queries.iter().zip(results) {
-            let ranking: Vec<String> = r
-                .get("matches")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter(|m| m.get("type").and_then(Value::as_str).is_some_and(is_entity))
-                .filter_map(|m| m.get("id").and_then(Value::as_str).map(String::from))
-                .filter(|id| !is_test_file(id.split(':').next().unwrap_or(id)))
-                .collect();
-            add_ranking(fused, &ranking, term.weight);
+        for t in &h.terms {
+            *defs.entry(t.as_str()).or_default() += 1;
+        }
+    }
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for h in hits {
+        for t in &h.terms {
+            let w = term_weight(t);
+            let s = match h.origin {
+                Origin::Name => w * specificity(defs.get(t.as_str()).copied().unwrap_or(1)),
+                _ => {
+                    let pos = seen.entry(t.as_str()).or_default();
+                    *pos += 1;
+                    w * TERM_BM25 * decay(*pos - 1)
+                }
+            };
+            if h.kind == "file" && h.origin == Origin::Name {
+                found.files.add(&h.file, s);
+            }
+            for id in h.entities(&mut found.index, root) {
+                found.entities.add(&id, s);
+            }
         }
     }
 }
 
-/// Step 3: BM25 over code with the issue text. Returns the entity ranking of the hits
-/// and the files of the hits in order.
-async fn search_code(
-    driver: &mut Driver<'_>,
-    task: &Task<'_>,
-    index: &mut EntityIndex,
-) -> (Vec<String>, Vec<String>) {
+/// Step 3, fuzzy fallback: `search_entities` with the unresolved terms.
+async fn search_fuzzy(driver: &mut Driver<'_>, unresolved: &[Term], found: &mut Found) {
+    if unresolved.is_empty() {
+        return;
+    }
+    let q: Vec<&str> = unresolved.iter().map(|t| t.text.as_str()).collect();
+    let out = driver
+        .call("search_entities", json!({"query": q, "top_k": 5}))
+        .await;
+    let results = out
+        .structured
+        .as_ref()
+        .and_then(|v| v.get("results"))
+        .and_then(Value::as_array);
+    for (term, r) in unresolved.iter().zip(results.into_iter().flatten()) {
+        let matches = r.get("matches").and_then(Value::as_array);
+        for m in matches.into_iter().flatten() {
+            let kind = m.get("type").and_then(Value::as_str).unwrap_or("");
+            let id = m.get("id").and_then(Value::as_str).unwrap_or("");
+            let score = m.get("score").and_then(Value::as_f64).unwrap_or(0.0);
+            let file = id.split(':').next().unwrap_or(id);
+            if (kind == "class" || kind == "function") && score >= FUZZY_MIN && !is_test_file(file)
+            {
+                found.entities.add(id, term.weight * FUZZY);
+            }
+        }
+    }
+}
+
+/// Step 4: BM25 over code with the issue text.
+async fn search_issue(driver: &mut Driver<'_>, task: &Task<'_>, found: &mut Found) {
     let query: String = task
         .instance
         .problem_statement
@@ -173,110 +272,418 @@ async fn search_code(
             json!({"query": [query], "top_k": CODE_TOP_K}),
         )
         .await;
-    let mut bm25_ranking: Vec<String> = Vec::new();
-    let mut files_by_bm25: Vec<String> = Vec::new();
-    let Some(groups) = out
-        .structured
-        .as_ref()
-        .and_then(|v| v.get("groups"))
-        .and_then(Value::as_array)
-    else {
-        return (bm25_ranking, files_by_bm25);
-    };
-    for hit in groups
-        .iter()
-        .filter_map(|g| g.get("results").and_then(Value::as_array))
-        .flatten()
-    {
-        let kind = hit.get("type").and_then(Value::as_str).unwrap_or("");
-        let id = hit.get("id").and_then(Value::as_str).unwrap_or("");
-        let file = hit.get("file").and_then(Value::as_str).unwrap_or("");
-        if file.is_empty() || is_test_file(file) {
-            continue;
-        }
-        push_unique(&mut files_by_bm25, file.to_string());
-        if is_entity(kind) {
-            push_unique(&mut bm25_ranking, id.to_string());
-            continue;
-        }
-        // A code snippet: the entities holding its lines, in line order.
-        let line = |k: &str| hit.get(k).and_then(Value::as_u64).map(|v| v as usize);
-        if let (Some(start), Some(end)) = (line("start_line"), line("end_line")) {
-            for l in start..=end.min(start + 400) {
-                let ids = index.ids_at(task.workdir, file, l);
-                if let Some(f) = ids.function.or(ids.module) {
-                    push_unique(&mut bm25_ranking, f);
-                }
-            }
+    let hits = code_search::parse(out.structured.as_ref());
+    let (mut files, mut entities) = (Vec::new(), Vec::new());
+    for h in &hits {
+        push_unique(&mut files, h.file.clone());
+        for id in h.entities(&mut found.index, task.workdir) {
+            push_unique(&mut entities, id);
         }
     }
-    (bm25_ranking, files_by_bm25)
+    for (i, id) in entities.iter().enumerate() {
+        found.entities.add(id, ISSUE_BM25 * decay(i));
+    }
+    for (i, f) in files.iter().enumerate() {
+        found.files.add(f, ISSUE_BM25 * decay(i));
+    }
 }
 
-/// Step 4: expands the best entities one hop; their neighbours join as one ranking.
-async fn expand_best(driver: &mut Driver<'_>, fused: &mut Scores) {
-    let best: Vec<String> = fused
-        .ranked()
-        .into_iter()
-        .filter(|id| id.contains(':'))
-        .take(EXPAND)
+/// Step 5 (and the files the issue names): frames in repository files, deepest
+/// first. A frame's function is found by its name in the file when it has one there
+/// (a frame's line is from the reporter's version of the file), else by its line;
+/// a file counts its strongest frame once.
+fn add_frames(task: &Task<'_>, ex: &Extracted, found: &mut Found) {
+    let frames: Vec<(String, &terms::Frame)> = ex
+        .frames
+        .iter()
+        .filter_map(|f| Some((evidence::resolve_path(task.workdir, &f.path)?, f)))
+        .filter(|(p, _)| !is_test_file(p))
         .collect();
-    if best.is_empty() {
+    let n = frames.len();
+    let mut file_best: Vec<(String, f64)> = Vec::new();
+    for (i, (file, frame)) in frames.iter().enumerate() {
+        let s = FRAME * (0.5 + 0.5 * (i + 1) as f64 / n as f64);
+        if let Some(id) = frame_entity(&mut found.index, task.workdir, file, frame) {
+            found.entities.add(&id, s);
+        }
+        match file_best.iter_mut().find(|(f, _)| f == file) {
+            Some((_, best)) => *best = best.max(s),
+            None => file_best.push((file.clone(), s)),
+        }
+    }
+    for (file, s) in file_best {
+        found.files.add(&file, s);
+    }
+    for p in &ex.paths {
+        if let Some(f) = evidence::resolve_path(task.workdir, p)
+            && !is_test_file(&f)
+        {
+            found.files.add(&f, MENTIONED);
+        }
+    }
+}
+
+/// The entity of `frame` in `file`: one its function names (the one holding the
+/// frame's line, else the first in the file), else the one at its line.
+fn frame_entity(
+    index: &mut EntityIndex,
+    root: &Path,
+    file: &str,
+    frame: &terms::Frame,
+) -> Option<String> {
+    let at_line = index.ids_at(root, file, frame.line);
+    let by_name: Vec<(String, usize, usize)> = index
+        .module(root, file)
+        .map(|m| {
+            m.entities
+                .iter()
+                .filter(|e| e.name == frame.func)
+                .map(|e| (e.qualname.clone(), e.start_line, e.end_line))
+                .collect()
+        })
+        .unwrap_or_default();
+    let named = by_name
+        .iter()
+        .find(|(_, s, e)| (*s..=*e).contains(&frame.line))
+        .or(by_name.first());
+    match named {
+        Some((qual, ..)) => Some(format!("{file}:{qual}")),
+        None => at_line.function.or(at_line.module),
+    }
+}
+
+/// Step 6: one hop of `get_dependencies` from the best entities (see the module doc).
+async fn expand(driver: &mut Driver<'_>, task: &Task<'_>, found: &mut Found) {
+    let roots: Vec<String> = found.entities.ranked().into_iter().take(EXPAND).collect();
+    if roots.is_empty() {
         return;
     }
     let out = driver
         .call(
             "get_dependencies",
             json!({
-                "entities": best,
+                "entities": roots,
                 "direction": "both",
                 "depth": 1,
                 "dependency_types": ["invokes", "inherits"],
             }),
         )
         .await;
-    let ranking: Vec<String> = out
-        .structured
-        .as_ref()
-        .and_then(|v| v.get("nodes"))
+    let edges = edge_pairs(out.structured.as_ref());
+    let gains = graph_gains(&found.entities, &roots, &edges);
+    for (id, g) in gains {
+        found.entities.add(&id, g);
+    }
+    add_importers(driver, task, &roots, found).await;
+}
+
+/// Step 6, imports: the files importing the best entities (a module that imports the
+/// class or function an issue is about is where it is used: caught, wrapped,
+/// re-exported) gain [`IMPORTER`] of the entity's score, shared among its importers.
+/// In the best [`IMPORTER_FILES`] of them, `search_code` restricted to the file finds
+/// the code using the imported names, whose entities gain [`IMPORTER_USE`] of it.
+async fn add_importers(
+    driver: &mut Driver<'_>,
+    task: &Task<'_>,
+    roots: &[String],
+    found: &mut Found,
+) {
+    let out = driver
+        .call(
+            "get_dependencies",
+            json!({
+                "entities": roots,
+                "direction": "upstream",
+                "depth": 1,
+                "dependency_types": ["imports"],
+            }),
+        )
+        .await;
+    let edges = edge_pairs(out.structured.as_ref());
+    let mut gained = Scores::default();
+    let mut names: HashMap<String, Vec<String>> = HashMap::new();
+    for root in roots {
+        let (own, qual) = root.split_once(':').unwrap_or((root, root));
+        let mut importers: Vec<&str> = Vec::new();
+        for (s, t) in &edges {
+            if t == root && !s.contains(':') && s != own && !is_test_file(s) {
+                push_unique_str(&mut importers, s);
+            }
+        }
+        let share = IMPORTER / (importers.len().max(1) as f64).sqrt();
+        let r = found.entities.get(root);
+        for f in importers {
+            gained.add(f, share * r);
+            let short = qual.rsplit('.').next().unwrap_or(qual).to_string();
+            let v = names.entry(f.to_string()).or_default();
+            if !v.contains(&short) {
+                v.push(short);
+            }
+        }
+    }
+    for f in gained.ranked() {
+        found.files.add(&f, gained.get(&f));
+    }
+    for f in gained.ranked().into_iter().take(IMPORTER_FILES) {
+        let q = names.get(&f).cloned().unwrap_or_default();
+        let out = driver
+            .call(
+                "search_code",
+                json!({"query": q, "file_pattern": f, "top_k": 5}),
+            )
+            .await;
+        let hits = code_search::parse(out.structured.as_ref());
+        let mut pos = 0;
+        for h in hits
+            .iter()
+            .filter(|h| h.origin == Origin::Bm25Content && h.file == f)
+        {
+            for id in h.entities(&mut found.index, task.workdir) {
+                found
+                    .entities
+                    .add(&id, IMPORTER_USE * gained.get(&f) * decay(pos));
+                pos += 1;
+            }
+        }
+    }
+}
+
+fn push_unique_str<'a>(v: &mut Vec<&'a str>, s: &'a str) {
+    if !v.contains(&s) {
+        v.push(s);
+    }
+}
+
+/// The (source, target) pairs of a `get_dependencies` result.
+fn edge_pairs(structured: Option<&Value>) -> Vec<(String, String)> {
+    structured
+        .and_then(|v| v.get("edges"))
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .filter(|n| n.get("type").and_then(Value::as_str).is_some_and(is_entity))
-        .filter_map(|n| n.get("id").and_then(Value::as_str).map(String::from))
-        .filter(|id| !best.contains(id) && !is_test_file(id.split(':').next().unwrap_or(id)))
-        .collect();
-    add_ranking(fused, &ranking, EXPANSION_WEIGHT);
+        .filter_map(|e| {
+            let s = e.get("source")?.as_str()?;
+            let t = e.get("target")?.as_str()?;
+            Some((s.to_string(), t.to_string()))
+        })
+        .collect()
 }
 
-/// Step 5: from the fused entity ranking to the three levels.
-fn answer(
-    fused: &Scores,
-    files_by_bm25: Vec<String>,
-    index: &mut EntityIndex,
-    task: &Task<'_>,
-) -> Locations {
-    let mut loc = Locations::default();
-    for id in fused.ranked() {
-        let file = id.split(':').next().unwrap_or(&id).to_string();
-        let ids = if id.contains(':') {
-            entity_ids(index, task, &id)
+/// What the edges around `roots` add (see step 6 of the module doc), in edge order.
+/// Pure, so it is tested on its own.
+fn graph_gains(
+    scores: &Scores,
+    roots: &[String],
+    edges: &[(String, String)],
+) -> Vec<(String, f64)> {
+    let mut gains: Vec<(String, f64)> = Vec::new();
+    let mut linked: Vec<(&str, &str)> = Vec::new();
+    for root in roots {
+        let r = scores.get(root);
+        // Downstream (what the root invokes or inherits) and upstream (its callers and
+        // subclasses) share separately: a widely used function's many callers must
+        // not drown the few functions it delegates to.
+        for side in [Side::Down, Side::Up] {
+            let neighbours = side.neighbours(root, edges);
+            let share = NEIGHBOUR / (neighbours.len().max(1) as f64).sqrt();
+            for n in neighbours {
+                let other = scores.get(n);
+                if other <= 0.0 {
+                    gains.push((n.to_string(), share * r));
+                    continue;
+                }
+                let pair = if root.as_str() < n {
+                    (root.as_str(), n)
+                } else {
+                    (n, root.as_str())
+                };
+                if !linked.contains(&pair) {
+                    linked.push(pair);
+                    gains.push((root.clone(), LINK * other));
+                    gains.push((n.to_string(), LINK * r));
+                }
+            }
+        }
+    }
+    gains
+}
+
+/// A direction along the edges from a root.
+#[derive(Clone, Copy)]
+enum Side {
+    Down,
+    Up,
+}
+
+impl Side {
+    /// The distinct non-test class and function neighbours of `root` on this side.
+    fn neighbours<'e>(self, root: &str, edges: &'e [(String, String)]) -> Vec<&'e str> {
+        let mut out: Vec<&str> = Vec::new();
+        for (s, t) in edges {
+            let n = match self {
+                Side::Down if s == root => t.as_str(),
+                Side::Up if t == root => s.as_str(),
+                _ => continue,
+            };
+            let code = n.contains(':') && !is_test_file(n.split(':').next().unwrap_or(n));
+            if n != root && code && !out.contains(&n) {
+                out.push(n);
+            }
+        }
+        out
+    }
+}
+
+/// Step 7: reads the best entities and scales each by how much of the issue it uses.
+async fn read_best(driver: &mut Driver<'_>, terms: &[Term], found: &mut Found) {
+    let best: Vec<String> = found.entities.ranked().into_iter().take(READ).collect();
+    if best.is_empty() {
+        return;
+    }
+    let out = driver.call("get_code", json!({"entities": best})).await;
+    for (name, code) in split_code(&out.text) {
+        if best.contains(&name) {
+            let cover = evidence::term_coverage(code, terms);
+            found.entities.scale(&name, 1.0 + COVERAGE * cover);
+        }
+    }
+}
+
+/// `get_code`'s text split per requested entity: (name, its section).
+fn split_code(text: &str) -> Vec<(String, &str)> {
+    const HEAD: &str = "##Searching for entity `";
+    text.split(HEAD)
+        .skip(1)
+        .filter_map(|sec| {
+            let (name, rest) = sec.split_once('`')?;
+            Some((name.to_string(), rest))
+        })
+        .collect()
+}
+
+/// Step 8: from entity and file scores to the three levels.
+fn answer(mut found: Found, task: &Task<'_>) -> Locations {
+    let file_of = |id: &str| id.split(':').next().unwrap_or(id).to_string();
+    let aux = |id: &str| {
+        if is_auxiliary_file(&file_of(id)) {
+            AUXILIARY
         } else {
-            LineIds::default()
+            1.0
+        }
+    };
+    let mut functions: Vec<(String, f64)> = Vec::new();
+    let mut modules: Vec<(String, f64)> = Vec::new();
+    for id in found.entities.ranked() {
+        let s = found.entities.get(&id) * aux(&id);
+        let ids = match id.split_once(':') {
+            Some((file, qual)) => found.index.answer_ids_of(task.workdir, file, qual),
+            None => continue,
         };
-        push_unique(&mut loc.files, file);
-        if let Some(m) = ids.module {
-            push_unique(&mut loc.modules, m);
-        }
         if let Some(f) = ids.function {
-            push_unique(&mut loc.functions, f);
+            // A class answers for its `__init__` and body; its methods answer first.
+            let w = if f == id && ids.short_name.is_none() {
+                CLASS_AS_FUNCTION
+            } else {
+                1.0
+            };
+            functions.push((f, s * w));
+        }
+        if let Some(m) = ids.module {
+            modules.push((m, s));
         }
     }
-    for f in files_by_bm25 {
-        push_unique(&mut loc.files, f);
+    let mut files = roll_up(&modules, |m| Some(file_of(m)));
+    for f in found.files.ranked() {
+        files.add(&f, found.files.get(&f) * aux(&f));
     }
-    loc.files.truncate(ANSWER_LEN);
-    loc.modules.truncate(ANSWER_LEN);
-    loc.functions.truncate(ANSWER_LEN);
-    loc
+    // An entity in a strong file outranks an equal one in a weak file.
+    let best_file = files.ranked().first().map_or(1.0, |f| files.get(f));
+    let standing = |id: &str| 1.0 - FILE_SHARE + FILE_SHARE * files.get(&file_of(id)) / best_file;
+    let weigh = |v: Vec<(String, f64)>| -> Vec<(String, f64)> {
+        v.into_iter()
+            .map(|(id, s)| {
+                let w = standing(&id);
+                (id, s * w)
+            })
+            .collect()
+    };
+    let function_scores = roll_up(&weigh(functions), |f| Some(f.to_string()));
+    let module_scores = roll_up(&weigh(modules), |m| Some(m.to_string()));
+    let take = |v: Vec<String>| v.into_iter().take(ANSWER_LEN).collect::<Vec<_>>();
+    Locations {
+        files: take(files.ranked()),
+        modules: take(module_scores.ranked()),
+        functions: take(function_scores.ranked()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scores(items: &[(&str, f64)]) -> Scores {
+        let mut s = Scores::default();
+        for (id, v) in items {
+            s.add(id, *v);
+        }
+        s
+    }
+
+    #[test]
+    fn linked_candidates_confirm_each_other_and_neighbours_share() {
+        // A failing function found by a traceback, its caller found by name, and one
+        // callee the issue never mentions.
+        let s = scores(&[
+            ("seaborn/_oldcore.py:HueMapping._lookup_single", 2.0),
+            ("seaborn/_oldcore.py:HueMapping.__call__", 1.0),
+        ]);
+        let roots = vec!["seaborn/_oldcore.py:HueMapping._lookup_single".to_string()];
+        let edges = vec![
+            (
+                "seaborn/_oldcore.py:HueMapping.__call__".to_string(),
+                "seaborn/_oldcore.py:HueMapping._lookup_single".to_string(),
+            ),
+            (
+                "seaborn/_oldcore.py:HueMapping._lookup_single".to_string(),
+                "seaborn/utils.py:_normalize".to_string(),
+            ),
+            (
+                "seaborn/_oldcore.py:HueMapping._lookup_single".to_string(),
+                "tests/test_core.py:helper".to_string(),
+            ),
+        ];
+        let g = graph_gains(&s, &roots, &edges);
+        // The one callee that is not a test takes the whole downstream share.
+        assert_eq!(
+            g,
+            vec![
+                ("seaborn/utils.py:_normalize".to_string(), NEIGHBOUR * 2.0),
+                (roots[0].clone(), LINK * 1.0),
+                (
+                    "seaborn/_oldcore.py:HueMapping.__call__".to_string(),
+                    LINK * 2.0
+                ),
+            ]
+        );
+        assert!(graph_gains(&s, &roots, &[]).is_empty());
+    }
+
+    #[test]
+    fn a_link_between_two_roots_counts_once() {
+        let s = scores(&[("a.py:f", 1.0), ("a.py:g", 1.0)]);
+        let roots = vec!["a.py:f".to_string(), "a.py:g".to_string()];
+        let edges = vec![("a.py:f".to_string(), "a.py:g".to_string())];
+        assert_eq!(graph_gains(&s, &roots, &edges).len(), 2);
+    }
+
+    #[test]
+    fn get_code_text_splits_per_entity() {
+        let text = "##Searching for entity `src/flask/config.py:Config.from_file`...\n### Search Result:\ndef from_file(self): ...\n\n##Searching for entity `nope`...\n### Search Result:\nInvalid name.";
+        let parts = split_code(text);
+        assert_eq!(parts.len(), 2);
+        assert_eq!(parts[0].0, "src/flask/config.py:Config.from_file");
+        assert!(parts[0].1.contains("def from_file"));
+        assert_eq!(parts[1].0, "nope");
+        assert!(split_code("no sections").is_empty());
+    }
 }

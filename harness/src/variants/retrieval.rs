@@ -2,9 +2,17 @@
 //! (`navbench-retrieval`: MiniLM embeddings fused with BM25 over code chunks of a live
 //! workspace), and the policy that plays an agent using it.
 //!
-//! An agent with a context engine asks it about the issue in plain words, then about
-//! the identifiers the issue names, and reads the code it is handed. The script does
-//! the same, deterministically:
+//! # The strategy an agent with these tools follows
+//! The context engine's own instructions (the `codebase_retrieval` design the project
+//! started from) make it the first tool to reach for: describe the code wanted in
+//! plain words, ask for every symbol involved in one request, and read what comes
+//! back, keeping grep-like tools for exact identifiers. So an agent asks once with
+//! the issue in its own words, once with the identifiers the issue names, and takes
+//! the functions and files the best chunks come from, the chunks both questions
+//! agree on first.
+//!
+//! # How the script follows it
+//! Deterministically, one call per question:
 //!
 //! 1. `index_repository` on the checked-out tree, which the server serves as its
 //!    `--workspace` and indexes at start-up: the call waits for that indexing, so its

@@ -1,9 +1,16 @@
 //! The `text` variant: a server with no special tools (`navbench-text`: list, read and
 //! grep files under `--root`), and the policy that plays an agent using them.
 //!
-//! An agent with only these tools greps the issue's identifiers, opens the files with
-//! the most telling hits, and reads the functions around them. The script does the
-//! same, deterministically:
+//! # The strategy an agent with these tools follows
+//! With no index and no graph, an agent works as a developer in a terminal does: it
+//! picks the identifiers, file names and traceback frames out of the issue, greps for
+//! each (a rare identifier says more than a common one, and the line that *defines* a
+//! name says more than a use of it), opens the few files where the hits concentrate
+//! or that the issue names, and reads the functions around the hits to decide which
+//! one must change. Tests are read for usage, not taken as the place to fix.
+//!
+//! # How the script follows it
+//! Deterministically, one call per grep and per file read:
 //!
 //! 1. `list_files` with `*.py` gives the universe of source files (N).
 //! 2. Terms are extracted from the issue ([`crate::policy::terms`]); the top
