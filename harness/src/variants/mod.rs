@@ -22,6 +22,7 @@
 //! assert!(variants::by_name("nosuch").is_err());
 //! ```
 
+pub mod bm25;
 pub mod codegraph;
 pub mod declared;
 pub mod retrieval;
@@ -42,6 +43,7 @@ static ALL: &[&dyn Variant] = &[
     &codegraph::Codegraph,
     &retrieval::Retrieval,
     &retrieval_static::RetrievalStatic,
+    &bm25::Bm25,
 ];
 
 /// What a policy returns: the ranked locations, or why it could not answer.
