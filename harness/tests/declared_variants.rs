@@ -117,7 +117,7 @@ fn an_extractor_matching_nothing_on_the_first_instance_is_refused() {
     let e = refused(&format!(
         "{HEAD}[[step]]\ntool = \"list_files\"\nargs = {{ glob = \"*.py\" }}\nextract = {{ items = \"/paths/*\", path = \"\" }}\n"
     ));
-    assert!(e.contains("bad.toml:8: the extractor of step \"list_files\" found no location in 1 call(s) on the first instance"), "{e}");
+    assert!(e.contains("bad.toml:8: step \"list_files\": the extractor found no location in 1 call(s) on the first instance"), "{e}");
     assert!(e.contains("the first response began: {\"files\""), "{e}");
 }
 

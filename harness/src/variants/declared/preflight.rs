@@ -138,23 +138,30 @@ async fn check_extractors(
             continue;
         }
         let seen: String = first_text.chars().take(300).collect();
-        let why = if raw > 0 {
+        let id = &task.instance.instance_id;
+        let what = if seen.is_empty() {
+            // Nothing answered: the server, not the extractor, is what to fix.
             format!(
-                "its {raw} location(s) name no file of the tree (paths must be relative to the root or under it)"
+                "every one of its {calls} call(s) on the first instance ({id}) failed: {}; make the server answer (install, launch, setup) before the run",
+                first_error.unwrap_or_default()
             )
-        } else if seen.is_empty() {
-            format!("every call failed: {}", first_error.unwrap_or_default())
         } else {
-            format!("it matched nothing; the first response began: {seen}")
+            let why = if raw > 0 {
+                format!(
+                    "its {raw} location(s) name no file of the tree (paths must be relative to the root or under it)"
+                )
+            } else {
+                format!("it matched nothing; the first response began: {seen}")
+            };
+            format!(
+                "the extractor found no location in {calls} call(s) on the first instance ({id}): {why}; fix `extract` (items/path/line pointers, or the regex) to match that response"
+            )
         };
         return Err(refuse(
             &d.source,
             &d.text,
             step.extract_line,
-            format!(
-                "the extractor of step \"{}\" found no location in {calls} call(s) on the first instance ({}): {why}; fix `extract` (items/path/line pointers, or the regex) to match that response",
-                step.call.tool, task.instance.instance_id
-            ),
+            format!("step \"{}\": {what}", step.call.tool),
         ));
     }
     Ok(())
