@@ -19,9 +19,10 @@
 //! `graph.bin` is a compact binary encoding of the [`CodeGraph`] (nodes and edges in
 //! insertion order, so indices and neighbour order survive), behind a header with a
 //! magic string, a format version, the payload length and an xxh3-64 checksum. The
-//! payload repeats the root, the fingerprint and the crate version. Any mismatch or
-//! decoding problem is a [`CacheError`]; the caller rebuilds and overwrites, never
-//! trusting a damaged file. Writes go to a temporary file renamed into place.
+//! payload repeats the root, the fingerprint and the build identity (crate version
+//! and a hash of the executable). Any mismatch or decoding problem is a
+//! [`CacheError`]; the caller rebuilds and overwrites, never trusting a damaged file.
+//! Writes go to a temporary file renamed into place.
 
 use std::collections::HashMap;
 use std::fs;
@@ -42,6 +43,24 @@ const HEADER_LEN: usize = 8 + 4 + 8 + 8;
 pub const MAX_ROOTS: usize = 32;
 /// Roots written more recently than this are never evicted.
 pub const EVICTION_GRACE: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// What wrote a cache file: the crate version and a hash of the running executable,
+/// so that any rebuild of the tool (a changed extractor, say, with the same version
+/// number) ignores what an earlier build cached. Falls back to the version alone
+/// when the executable cannot be read.
+pub(crate) fn build_identity() -> &'static str {
+    static IDENTITY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    IDENTITY.get_or_init(|| {
+        let exe = std::env::current_exe().and_then(fs::read);
+        match exe {
+            Ok(bytes) => format!("{} exe:{:016x}", env!("CARGO_PKG_VERSION"), xxh3_64(&bytes)),
+            Err(e) => {
+                tracing::debug!(error = %e, "cannot read the executable; caches keyed by version only");
+                env!("CARGO_PKG_VERSION").to_string()
+            }
+        }
+    })
+}
 
 /// Why a cache file was not used.
 #[derive(Debug, thiserror::Error)]
@@ -331,7 +350,7 @@ pub fn encode(graph: &CodeGraph, key: &CacheKey) -> Vec<u8> {
     let mut w = Writer(Vec::new());
     w.str(&key.root.to_string_lossy());
     w.str(&key.fingerprint);
-    w.str(env!("CARGO_PKG_VERSION"));
+    w.str(build_identity());
     // Distinct file texts, in first-use order.
     let mut text_ix: HashMap<usize, u32> = HashMap::new();
     let mut texts: Vec<&Arc<str>> = Vec::new();
@@ -473,8 +492,10 @@ pub fn decode(bytes: &[u8], key: &CacheKey) -> Result<CodeGraph, CacheError> {
             "built for {root} at {fingerprint}"
         )));
     }
-    if version != env!("CARGO_PKG_VERSION") {
-        return Err(CacheError::Stale(format!("built by version {version}")));
+    if version != build_identity() {
+        return Err(CacheError::Stale(format!(
+            "written by another build of the tool ({version})"
+        )));
     }
     let n_texts = r.u32()? as usize;
     let mut texts: Vec<Arc<str>> = Vec::with_capacity(n_texts.min(1 << 20));

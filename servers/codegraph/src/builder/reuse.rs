@@ -63,12 +63,12 @@ pub(crate) fn file_key(id: &str, text: &str) -> FileKey {
     h.digest128()
 }
 
-/// What the store's packs must have been written by: the crate version and the
-/// extraction format.
+/// What the store's packs must have been written by: this very build of the tool
+/// ([`crate::cache::build_identity`]) and the extraction and pack formats.
 fn extractor_identity() -> String {
     format!(
         "{} extract/{EXTRACT_FORMAT} pack/{PACK_FORMAT}",
-        env!("CARGO_PKG_VERSION")
+        crate::cache::build_identity()
     )
 }
 
