@@ -35,6 +35,9 @@ pub struct CodeHit {
     pub start_line: Option<usize>,
     pub end_line: Option<usize>,
     pub origin: Origin,
+    /// A BM25 content hit's rank among the call's content hits (1 = best), when the
+    /// server reports it (the text groups hits by file and does not show it).
+    pub bm25_rank: Option<usize>,
 }
 
 impl CodeHit {
@@ -119,6 +122,7 @@ pub fn parse(structured: Option<&Value>) -> Vec<CodeHit> {
                 start_line: n("start_line"),
                 end_line: n("end_line"),
                 origin: origin_of(&s("source")),
+                bm25_rank: n("bm25_rank"),
             };
             if !hit.file.is_empty() && !hit.id.is_empty() && !is_test_file(&hit.file) {
                 out.push(hit);

@@ -18,10 +18,12 @@
 //! 2. One `search_code` call with the issue text (cut at [`MAX_QUERY_CHARS`]) and
 //!    `top_k` [`TOP_K`]. Only its BM25 code-content hits are kept: the name lookups
 //!    `search_code` also runs are the agentic tools' part, not the baseline's.
-//! 3. Hits are read in the order the tool shows them (code snippets, then entity
-//!    previews grouped by file): files by first hit; each hit's entities (the
-//!    functions holding a snippet's lines, or the previewed entity) give function and
-//!    module ids by first hit, as [`crate::policy::entities`] maps them.
+//! 3. Hits are read in BM25 rank order (the `bm25_rank` of each structured hit; the
+//!    text groups them by file, as the original's tool does, and hits without a rank
+//!    keep their display order after the ranked ones): files by first hit; each
+//!    hit's entities (the functions holding a snippet's lines, or the previewed
+//!    entity) give function and module ids by first hit, as
+//!    [`crate::policy::entities`] maps them.
 
 use std::path::Path;
 
@@ -99,7 +101,13 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
 /// The three levels read off the BM25 content hits, in order (step 3 of the module doc).
 pub fn locations(hits: &[CodeHit], index: &mut EntityIndex, root: &Path) -> Locations {
     let mut loc = Locations::default();
-    for h in hits.iter().filter(|h| h.origin == Origin::Bm25Content) {
+    let mut content: Vec<&CodeHit> = hits
+        .iter()
+        .filter(|h| h.origin == Origin::Bm25Content)
+        .collect();
+    // Stable: unranked hits keep their display order, after the ranked ones.
+    content.sort_by_key(|h| h.bm25_rank.unwrap_or(usize::MAX));
+    for h in content {
         push_unique(&mut loc.files, h.file.clone());
         for id in h.entities(index, root) {
             let Some((file, qual)) = id.split_once(':') else {
@@ -134,15 +142,18 @@ mod tests {
         std::fs::write(root.join("pkg/cart.py"), a).unwrap();
         std::fs::write(root.join("pkg/util.py"), "def fmt(x):\n    return str(x)\n").unwrap();
         // The wire shape of `search_code` for one long query: a name-lookup hit (not
-        // the baseline's), a snippet over the whole class, a preview of a function.
+        // the baseline's), a preview of a function shown before the snippet over the
+        // whole class that BM25 ranked first.
         let result = json!({"terms": ["cart total is wrong"], "content_search": true,
         "groups": [{"terms": ["cart total is wrong"], "results": [
           {"format": "fold", "id": "pkg/util.py:fmt", "type": "function", "file": "pkg/util.py",
            "start_line": 1, "end_line": 2, "source": "Retrieved entity using keyword search (bm25)."},
-          {"format": "code_snippet", "id": "pkg/cart.py", "type": "file", "file": "pkg/cart.py",
-           "start_line": 1, "end_line": 6, "source": "Retrieved code content using keyword search (bm25)."},
           {"format": "preview", "id": "pkg/util.py:fmt", "type": "function", "file": "pkg/util.py",
-           "start_line": 1, "end_line": 2, "source": "Retrieved code content using keyword search (bm25)."}
+           "start_line": 1, "end_line": 2, "source": "Retrieved code content using keyword search (bm25).",
+           "bm25_rank": 2},
+          {"format": "code_snippet", "id": "pkg/cart.py", "type": "file", "file": "pkg/cart.py",
+           "start_line": 1, "end_line": 6, "source": "Retrieved code content using keyword search (bm25).",
+           "bm25_rank": 1}
         ]}]});
         let hits = code_search::parse(Some(&result));
         let loc = locations(&hits, &mut EntityIndex::default(), root);

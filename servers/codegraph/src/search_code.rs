@@ -64,6 +64,10 @@ pub struct SearchHit {
     pub end_line: Option<u32>,
     /// Where it came from (`Source:` line).
     pub source: String,
+    /// For a BM25 content result: its rank among the content results of the call
+    /// (1 = best), which the text, grouped by file as the original's, does not show.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bm25_rank: Option<u32>,
 }
 
 /// The output of [`search_code_snippets`].
@@ -170,6 +174,17 @@ struct Searcher<'a> {
     ctx: &'a SearchContext<'a>,
     include: HashSet<&'a str>,
     top_k: usize,
+    /// Keys ([`bm25_key`]) of the BM25 content results in retrieval order, first
+    /// occurrence across terms: the rank a structured hit reports.
+    content_order: std::cell::RefCell<Vec<String>>,
+}
+
+/// What identifies a BM25 content result: a snippet's file and lines, else the node.
+fn bm25_key(r: &QueryResult) -> String {
+    match r.mode {
+        FormatMode::CodeSnippet => format!("{}:{}-{}", r.file_path, r.start_line, r.end_line),
+        _ => r.nid.clone(),
+    }
 }
 
 impl<'a> Searcher<'a> {
@@ -434,6 +449,13 @@ impl<'a> Searcher<'a> {
             }
         }
         results.truncate(self.top_k);
+        let mut order = self.content_order.borrow_mut();
+        for r in &results {
+            let key = bm25_key(r);
+            if !order.contains(&key) {
+                order.push(key);
+            }
+        }
         results
     }
 }
@@ -458,6 +480,7 @@ pub fn search_code_snippets(
         ctx,
         include,
         top_k,
+        content_order: Default::default(),
     };
     let (queries, all) = search_terms(&s, terms, &mut text);
     let groups = group_by_terms(merge_per_node(all), queries.len());
@@ -478,7 +501,10 @@ pub fn search_code_snippets(
         }
         out_groups.push(SearchGroup {
             terms: names,
-            results: shown.into_iter().map(|r| search_hit(g, r)).collect(),
+            results: shown
+                .into_iter()
+                .map(|r| search_hit(g, r, &s.content_order.borrow()))
+                .collect(),
         });
     }
     SearchOutcome {
@@ -703,8 +729,9 @@ fn preview_kept(of_mode: Vec<&QueryResult>) -> Vec<&QueryResult> {
     kept
 }
 
-/// The structured form of a shown result.
-fn search_hit(g: &RepoGraph, r: &QueryResult) -> SearchHit {
+/// The structured form of a shown result; `content_order` gives BM25 content results
+/// their rank.
+fn search_hit(g: &RepoGraph, r: &QueryResult, content_order: &[String]) -> SearchHit {
     SearchHit {
         format: match r.mode {
             FormatMode::Complete => "complete",
@@ -723,6 +750,10 @@ fn search_hit(g: &RepoGraph, r: &QueryResult) -> SearchHit {
         start_line: (r.start_line > 0).then_some(r.start_line),
         end_line: (r.end_line > 0).then_some(r.end_line),
         source: r.source.clone(),
+        bm25_rank: (r.source == SRC_BM25_CONTENT)
+            .then(|| content_order.iter().position(|k| *k == bm25_key(r)))
+            .flatten()
+            .map(|i| i as u32 + 1),
     }
 }
 

@@ -369,6 +369,17 @@ pkg/core.py:Engine
         "{t}"
     );
     assert_eq!(structured(&r)["content_search"], true);
+    // Content hits carry their BM25 rank (the text groups them by file); name
+    // lookups carry none.
+    let hits = &structured(&r)["groups"][0]["results"];
+    let ranks: Vec<u64> = hits
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|h| h["bm25_rank"].as_u64())
+        .collect();
+    assert!(ranks.contains(&1), "{hits}");
+    assert!(ranks.iter().all(|r| *r >= 1), "{hits}");
 
     // get_code: numbered code, and candidates for an unknown name.
     let r = call(
