@@ -195,7 +195,9 @@ pub fn load(path: &Path) -> anyhow::Result<&'static Declared> {
     }
     let mut map = LOADED.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(prev) = map.get(d.name) {
-        if prev.source == path {
+        // The same file under another spelling (`./variants/x.toml`, `variants/x.toml`).
+        let same = |p: &Path| std::fs::canonicalize(p).ok();
+        if same(&prev.source).is_some() && same(&prev.source) == same(path) {
             return Ok(prev);
         }
         anyhow::bail!(
@@ -333,5 +335,44 @@ impl Variant for Declared {
     }
     fn localize<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> PolicyFuture<'a> {
         Box::pin(policy::localize(self, driver, task))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, file: &str, name: &str) -> PathBuf {
+        let p = dir.join(file);
+        let body = format!(
+            "name = \"{name}\"\n[server]\ncommand = \"navbench-text\"\n[[step]]\ntool = \"t\"\nextract = {{ regex = '(?P<path>\\S+)' }}\n"
+        );
+        std::fs::write(&p, body).unwrap();
+        p
+    }
+
+    #[test]
+    fn a_file_loads_once_and_names_stay_unique() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = write(dir.path(), "a.toml", "loaded-once");
+        let first = load(&a).unwrap();
+        // The same file under another spelling is the same variant.
+        let again = load(&dir.path().join(".").join("a.toml")).unwrap();
+        assert!(std::ptr::eq(first, again));
+        assert!(std::ptr::eq(loaded("loaded-once").unwrap(), first));
+
+        let b = write(dir.path(), "b.toml", "loaded-once");
+        let e = format!("{:#}", load(&b).unwrap_err());
+        assert!(
+            e.contains("already declared by") && e.contains("a.toml"),
+            "{e}"
+        );
+
+        let c = write(dir.path(), "c.toml", "codegraph");
+        let e = format!("{:#}", load(&c).unwrap_err());
+        assert!(
+            e.contains("is a built-in variant") && e.contains("codegraph-declared"),
+            "{e}"
+        );
     }
 }

@@ -120,7 +120,7 @@ impl Fused {
     pub fn add(
         &mut self,
         d: &Declared,
-        task: &Task<'_>,
+        root: &Path,
         index: &mut EntityIndex,
         locs: &[Location],
         w: f64,
@@ -132,12 +132,12 @@ impl Fused {
             }
         };
         for loc in locs {
-            let Some(rel) = normalize(task.workdir, &loc.path) else {
+            let Some(rel) = normalize(root, &loc.path) else {
                 continue;
             };
             let ids = match (&loc.line, &loc.symbol) {
-                (Some(line), _) => index.ids_at(task.workdir, &rel, *line),
-                (None, Some(sym)) => symbol_ids(index, task.workdir, &rel, sym),
+                (Some(line), _) => index.ids_at(root, &rel, *line),
+                (None, Some(sym)) => symbol_ids(index, root, &rel, sym),
                 (None, None) => Default::default(),
             };
             if let Some(f) = ids.function {
@@ -227,7 +227,7 @@ pub async fn localize(
                 continue;
             }
             let locs = step.extractor.extract(out.structured.as_ref(), &out.text);
-            fused.add(d, task, &mut index, &locs, p.weight);
+            fused.add(d, task.workdir, &mut index, &locs, p.weight);
         }
     }
     let n = d.fusion.answer_len;
@@ -257,5 +257,55 @@ mod tests {
         assert_eq!(normalize(dir.path(), "pkg/b.py"), None);
         assert_eq!(normalize(dir.path(), "/elsewhere/pkg/a.py"), None);
         assert_eq!(normalize(dir.path(), "pkg"), None);
+    }
+
+    #[test]
+    fn locations_map_to_locagent_ids_and_fuse_by_rank() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("pkg/tests")).unwrap();
+        let src = "class Cart:\n    def total(self):\n        return 1\n\ndef top():\n    pass\n";
+        std::fs::write(dir.path().join("pkg/a.py"), src).unwrap();
+        std::fs::write(
+            dir.path().join("pkg/tests/test_a.py"),
+            "def test_x():\n    pass\n",
+        )
+        .unwrap();
+        let file = "name = \"f\"\n[server]\ncommand = \"x\"\n[fusion]\ntest_file_weight = 0.5\n[[step]]\ntool = \"t\"\nextract = { regex = '(?P<path>\\S+)' }\n";
+        let d = Declared::from_str(file, Path::new("f.toml")).unwrap();
+        let loc = |path: &str, line: Option<usize>, symbol: Option<&str>| Location {
+            path: path.into(),
+            line,
+            symbol: symbol.map(Into::into),
+        };
+        let abs = dir.path().join("pkg/a.py").to_string_lossy().into_owned();
+        let mut fused = Fused::default();
+        let mut index = EntityIndex::default();
+        let call = [
+            loc("pkg/tests/test_a.py", Some(1), None),
+            loc(&abs, None, Some("Cart.total")),
+            loc("pkg/a.py", None, Some("top")),
+            loc("gone.py", Some(1), None),
+        ];
+        fused.add(&d, dir.path(), &mut index, &call, 1.0);
+        assert_eq!(
+            fused.functions.ranked(),
+            [
+                "pkg/a.py:Cart.total",
+                "pkg/a.py:top",
+                "pkg/tests/test_a.py:test_x"
+            ]
+        );
+        assert_eq!(fused.modules.ranked()[0], "pkg/a.py:Cart");
+        // File ranks: the test file came first but is scaled by 0.5: 0.5/61 < 1/62.
+        assert_eq!(fused.files.ranked(), ["pkg/a.py", "pkg/tests/test_a.py"]);
+        // A second call's first place adds 1/(k+1).
+        fused.add(
+            &d,
+            dir.path(),
+            &mut index,
+            &[loc("pkg/a.py", Some(5), None)],
+            2.0,
+        );
+        assert_eq!(fused.functions.ranked()[0], "pkg/a.py:top");
     }
 }
