@@ -376,7 +376,9 @@ fn extract_all(
         })
         .collect();
     let present: Vec<reuse::FileKey> = keys.iter().flatten().copied().collect();
+    let started = Instant::now();
     let pack = store.best_pack(&present);
+    debug!(elapsed = ?started.elapsed(), "pack chosen and read");
     let outcomes: Vec<Option<FileOutcome>> = items
         .par_iter()
         .zip(texts)
@@ -400,9 +402,11 @@ fn extract_all(
                 _ => None,
             })
             .collect();
+        debug!(elapsed = ?started.elapsed(), "files extracted, new pack encoded");
         if let Err(e) = store.save(entries) {
             tracing::warn!(dir = %store.dir.display(), error = %e, "cannot write the per-file store; the next build parses every file again");
         }
+        debug!(elapsed = ?started.elapsed(), "new pack saved");
     }
     Ok(outcomes)
 }
