@@ -272,6 +272,56 @@ fn last_edit_visible(url: &str, edits: usize) -> anyhow::Result<bool> {
     Ok(false)
 }
 
+/// The latency table: per tool and overall, calls, errors, calls/s and percentiles.
+fn print_table(results: &[(&'static str, f64, Option<String>)], wall: f64) {
+    println!("| tool | calls | errors | calls/s | p50 ms | p95 ms | p99 ms |");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    for tool in ["codebase_retrieval", "search_code", "all"] {
+        let mut lat: Vec<f64> = results
+            .iter()
+            .filter(|(t, _, _)| tool == "all" || *t == tool)
+            .map(|(_, ms, _)| *ms)
+            .collect();
+        let errors = results
+            .iter()
+            .filter(|(t, _, e)| (tool == "all" || *t == tool) && e.is_some())
+            .count();
+        lat.sort_by(f64::total_cmp);
+        println!(
+            "| {tool} | {} | {errors} | {:.1} | {:.1} | {:.1} | {:.1} |",
+            lat.len(),
+            lat.len() as f64 / wall,
+            percentile(&lat, 0.50),
+            percentile(&lat, 0.95),
+            percentile(&lat, 0.99)
+        );
+    }
+}
+
+/// Edits while the clients run, one file every 200 ms (the watcher re-indexes each);
+/// the thread returns how many edits it made.
+fn spawn_editor(
+    stop: Arc<AtomicBool>,
+    ws: PathBuf,
+    files: usize,
+) -> std::thread::JoinHandle<usize> {
+    std::thread::spawn(move || {
+        let mut edits = 0usize;
+        while !stop.load(Ordering::Relaxed) {
+            let f = edits % files.max(1);
+            let path: PathBuf = ws.join(format!("pkg{}/module_{f}.py", f % 10));
+            let body = format!(
+                "def edited_{edits}(request):\n    \"\"\"Edit number {edits}.\"\"\"\n    return request\n"
+            );
+            if std::fs::write(&path, body).is_ok() {
+                edits += 1;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        edits
+    })
+}
+
 fn main() -> anyhow::Result<()> {
     let arg = |i: usize, default: usize| -> anyhow::Result<usize> {
         std::env::args().nth(i).map_or(Ok(default), |s| {
@@ -319,25 +369,7 @@ fn main() -> anyhow::Result<()> {
             }
         })
     };
-    // Edits while the clients run: the watcher re-indexes each one.
-    let editor = {
-        let (stop, ws) = (Arc::clone(&stop), ws.clone());
-        std::thread::spawn(move || {
-            let mut edits = 0usize;
-            while !stop.load(Ordering::Relaxed) {
-                let f = edits % files.max(1);
-                let path: PathBuf = ws.join(format!("pkg{}/module_{f}.py", f % 10));
-                let body = format!(
-                    "def edited_{edits}(request):\n    \"\"\"Edit number {edits}.\"\"\"\n    return request\n"
-                );
-                if std::fs::write(&path, body).is_ok() {
-                    edits += 1;
-                }
-                std::thread::sleep(Duration::from_millis(200));
-            }
-            edits
-        })
-    };
+    let editor = spawn_editor(Arc::clone(&stop), ws.clone(), files);
     let deadline = Instant::now() + TIME_BUDGET;
     let started = Instant::now();
     let handles: Vec<_> = (0..clients)
@@ -361,28 +393,7 @@ fn main() -> anyhow::Result<()> {
     println!(
         "\n{clients} clients x {calls} calls, {edits} file edits during the run, {wall:.1} s\n"
     );
-    println!("| tool | calls | errors | calls/s | p50 ms | p95 ms | p99 ms |");
-    println!("|---|---:|---:|---:|---:|---:|---:|");
-    for tool in ["codebase_retrieval", "search_code", "all"] {
-        let mut lat: Vec<f64> = results
-            .iter()
-            .filter(|(t, _, _)| tool == "all" || *t == tool)
-            .map(|(_, ms, _)| *ms)
-            .collect();
-        let errors = results
-            .iter()
-            .filter(|(t, _, e)| (tool == "all" || *t == tool) && e.is_some())
-            .count();
-        lat.sort_by(f64::total_cmp);
-        println!(
-            "| {tool} | {} | {errors} | {:.1} | {:.1} | {:.1} | {:.1} |",
-            lat.len(),
-            lat.len() as f64 / wall,
-            percentile(&lat, 0.50),
-            percentile(&lat, 0.95),
-            percentile(&lat, 0.99)
-        );
-    }
+    print_table(&results, wall);
     println!(
         "\nserver RSS: peak {peak:.0} MiB, at the end {:.0} MiB",
         rss_mib(pid)
