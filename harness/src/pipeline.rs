@@ -222,6 +222,7 @@ async fn run_variant(
     rv: &ReadyVariant,
     inst: &Instance,
     prep: &PreparedInstance,
+    bar: &ProgressBar,
 ) -> (InstanceRow, Vec<CallRecord>) {
     let variant = rv.variant;
     let wall = Instant::now();
@@ -249,6 +250,14 @@ async fn run_variant(
     row.index_ms = ms(wall);
     row.phases.start_ms = row.index_ms;
     row.schema_tokens = cfg.tokenizer.count(&session.tools_json());
+    // What the server says while a long call (an index build) runs shows on the bar.
+    let (bar_line, label) = (
+        bar.clone(),
+        format!("{} × {}", inst.instance_id, variant.name()),
+    );
+    session.on_progress(Arc::new(move |line| {
+        bar_line.set_message(format!("{label}: {line}"));
+    }));
     let task = Task {
         instance: inst,
         workdir: &prep.workdir,
@@ -381,7 +390,8 @@ async fn run_instance(
     }
     for rv in pending {
         let name = rv.variant.name();
-        let (row, calls) = run_variant(&cfg, rv, &inst, &prep).await;
+        bar.set_message(format!("{} × {name}", inst.instance_id));
+        let (row, calls) = run_variant(&cfg, rv, &inst, &prep, &bar).await;
         if let Err(e) = out.write_calls(&inst.instance_id, name, &calls) {
             tracing::error!("cannot write calls.csv: {e:#}");
         }
@@ -439,7 +449,11 @@ fn repository_groups(instances: &[Instance]) -> std::collections::VecDeque<Vec<I
             }
         }
     }
-    groups.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a[0].repo.cmp(&b[0].repo)));
+    groups.sort_by(|a, b| {
+        b.len()
+            .cmp(&a.len())
+            .then_with(|| a[0].repo.cmp(&b[0].repo))
+    });
     groups.into()
 }
 
@@ -555,8 +569,7 @@ pub async fn run(mut cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummar
                 for inst in group {
                     let (cfg, cache, trees, out) =
                         (cfg.clone(), cache.clone(), trees.clone(), out.clone());
-                    run_instance(cfg, cache, trees, out, variants.clone(), inst, bar.clone())
-                        .await;
+                    run_instance(cfg, cache, trees, out, variants.clone(), inst, bar.clone()).await;
                 }
             }
         });

@@ -43,6 +43,7 @@
 pub mod guard;
 mod launch;
 mod outcome;
+pub mod progress;
 mod session;
 
 use std::path::PathBuf;

@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion, Tool,
+    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
+    RequestMetaObject, Tool,
 };
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceError, ServiceExt as _};
@@ -18,6 +19,7 @@ use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 
 use super::guard::{self, Incident};
+use super::progress::{Client, ProgressSink};
 use super::{CallOutcome, McpError, ServerSpec, stderr_suffix};
 
 /// How much of a server's stderr is kept for error messages.
@@ -66,7 +68,9 @@ struct AgentTool<'a> {
 pub struct McpSession {
     command: String,
     call_timeout: Duration,
-    service: Option<RunningService<RoleClient, ClientConfig>>,
+    service: Option<RunningService<RoleClient, Client>>,
+    /// The client handler, for its progress sink.
+    client: Client,
     child: Option<Child>,
     pid: Option<u32>,
     stderr: StderrTail,
@@ -139,11 +143,14 @@ impl McpSession {
             });
         };
 
-        let client_info = ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("navbench", env!("CARGO_PKG_VERSION")),
-        )
-        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
+        let client = Client::new(
+            ClientConfig::new(
+                ClientCapabilities::default(),
+                Implementation::new("navbench", env!("CARGO_PKG_VERSION")),
+            )
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE),
+        );
+        let client_info = client.clone();
         let (stdout, stdin, mut incidents) = guard::guard(stdout, stdin);
         let handshake = async {
             let service = client_info
@@ -157,9 +164,11 @@ impl McpSession {
             Ok::<_, (&'static str, String)>((service, tools))
         };
         let started = Instant::now();
+        // Incidents first: the guard reports one before rmcp sees the bytes that follow.
         let outcome = tokio::select! {
-            r = tokio::time::timeout(call_timeout, handshake) => r,
+            biased;
             incident = next_incident(&mut incidents) => Ok(Err(("MCP initialize", incident.message))),
+            r = tokio::time::timeout(call_timeout, handshake) => r,
         };
         match outcome {
             Ok(Ok((service, tools))) => {
@@ -176,6 +185,7 @@ impl McpSession {
                     command,
                     call_timeout,
                     service: Some(service),
+                    client,
                     child: Some(child),
                     pid,
                     stderr,
@@ -260,6 +270,12 @@ impl McpSession {
         self.call_within(tool, args, self.call_timeout).await
     }
 
+    /// Sends the server's progress notifications, one line each, to `sink` (e.g. the
+    /// run's progress bar) while calls run.
+    pub fn on_progress(&self, sink: ProgressSink) {
+        self.client.set_sink(sink);
+    }
+
     /// [`McpSession::call`] with its own timeout: for calls that legitimately take
     /// longer than a query, such as indexing a repository.
     pub async fn call_within(
@@ -296,15 +312,19 @@ impl McpSession {
             );
         };
         let mut params = CallToolRequestParams::new(tool.to_string());
+        params.meta = Some(RequestMetaObject::with_progress_token(Client::token()));
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);
         }
         let started = Instant::now();
+        // Incidents first: a response that arrives with one (say, after a stray log
+        // line) must not count as a good answer.
         let response = tokio::select! {
-            r = tokio::time::timeout(timeout, service.call_tool(params)) => r,
+            biased;
             incident = next_incident(&mut self.incidents) => {
                 return self.broke_transport(tool, incident, started.elapsed()).await;
             }
+            r = tokio::time::timeout(timeout, service.call_tool(params)) => r,
         };
         let latency = started.elapsed();
         match response {
