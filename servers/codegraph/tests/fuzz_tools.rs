@@ -63,3 +63,37 @@ fn every_tool_survives_generated_arguments() {
     );
     rt.block_on(client.cancel()).expect("close");
 }
+
+/// Found by the property test: names that are only dots were skipped, and `get_code`
+/// answered `isError` with no text at all.
+#[test]
+fn dot_only_entity_names_are_explained() {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let pg = playground();
+    let cache = pg.tmp.path().join("cache");
+    let client = rt.block_on(spawn(
+        env!("CARGO_BIN_EXE_navbench-codegraph"),
+        &[
+            "--cache".as_ref(),
+            cache.as_os_str(),
+            "--root".as_ref(),
+            pg.root.as_os_str(),
+        ],
+        &[],
+    ));
+    let args = serde_json::json!({"entities": ["..", "."]});
+    let params = rmcp::model::CallToolRequestParams::new("get_code")
+        .with_arguments(args.as_object().cloned().unwrap_or_default());
+    let r = rt.block_on(client.call_tool(params)).expect("tools/call");
+    assert_eq!(r.is_error, Some(true));
+    let text: String = r
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect();
+    assert!(
+        text.contains("name no entity") && text.contains("file_path:QualifiedName"),
+        "{text:?}"
+    );
+    rt.block_on(client.cancel()).expect("close");
+}

@@ -87,6 +87,12 @@ impl CodegraphTools {
                 });
             }
         }
+        if entities.is_empty() {
+            // Every name was only dots (e.g. '..'): nothing was looked up.
+            return Err(invalid(format!(
+                "entities {names:?} name no entity; pass 'file_path:QualifiedName' or a file path, e.g. [\"pkg/module.py:Class.method\"]"
+            )));
+        }
         let none_found = entities.iter().all(|e| !e.found);
         Ok(ToolOutput {
             text: text.trim().to_string(),
