@@ -32,7 +32,15 @@ fn every_tool_survives_generated_arguments() {
         },
         n,
     );
-    eprintln!("navbench-text fuzz: {n} cases, {report:?}");
+    eprintln!(
+        "navbench-text fuzz: {n} cases, {} calls, {} tool errors, {} protocol errors, slowest {:?}, per tool {:?}",
+        report.calls, report.tool_errors, report.protocol_errors, report.slowest, report.per_tool
+    );
+    if std::env::var_os("NAVBENCH_FUZZ_SHOW_ERRORS").is_some() {
+        for (tool, text) in &report.errors {
+            eprintln!("{tool}: {text}");
+        }
+    }
     assert!(
         report.per_tool.len() >= 3,
         "every tool was called: {report:?}"

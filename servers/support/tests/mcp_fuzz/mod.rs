@@ -308,6 +308,8 @@ pub struct Report {
     pub slowest: Duration,
     /// Calls per tool.
     pub per_tool: std::collections::BTreeMap<String, usize>,
+    /// Distinct error texts (tool, first 160 characters), at most 500, to review.
+    pub errors: std::collections::BTreeSet<(String, String)>,
 }
 
 /// Checks one answer; `Err` says what was wrong.
@@ -412,6 +414,20 @@ pub fn run(rt: &tokio::runtime::Runtime, target: &Target<'_>, cases: u32) -> Rep
                     case.tool, target.per_call
                 )));
             };
+            if r.errors.len() < 500 {
+                let text = match &answer {
+                    Ok(result) => result
+                        .content
+                        .iter()
+                        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+                        .collect::<String>(),
+                    Err(e) => e.to_string(),
+                };
+                if answer.as_ref().map_or(true, |a| a.is_error == Some(true)) {
+                    r.errors
+                        .insert((case.tool.clone(), text.chars().take(160).collect()));
+                }
+            }
             match check(&case, &answer) {
                 Ok(true) if answer.is_err() => r.protocol_errors += 1,
                 Ok(true) => r.tool_errors += 1,
