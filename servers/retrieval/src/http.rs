@@ -9,6 +9,7 @@
 //! interface (`0.0.0.0`) accepts any `Host` but still only loopback `Origin`s. The same
 //! lists configure rmcp's own checks on `/mcp` and a middleware in front of every route.
 
+use axum::serve::ListenerExt as _;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -164,6 +165,13 @@ use --http 127.0.0.1:PORT, or add --allow-remote if the network is trusted"
     // The one line on stderr that is not a tracing event: where to connect.
     eprintln!("{LISTENING_PREFIX}http://{local}/mcp");
     tracing::info!(%local, "serving MCP at /mcp and GET /health");
+    // Small JSON-RPC answers must not wait for Nagle's algorithm to meet the
+    // client's delayed ACK (about 40 ms a request on loopback).
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY on a connection");
+        }
+    });
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())
         .await
