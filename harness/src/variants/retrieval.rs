@@ -97,8 +97,9 @@ impl Variant for Retrieval {
     /// The tree is served as the `--workspace` (codebase_retrieval's scope) and indexed
     /// at start-up; the policy's `index_repository` on the same path waits for that
     /// indexing, so it is measured as a tool call. Each tree gets its own data dir, so
-    /// parallel instances never share a registry file; vectors are shared across trees
-    /// (a chunk is embedded once per cache, whichever instance meets it first).
+    /// parallel instances never share a registry file; vectors and file chunks are
+    /// shared across trees (a chunk is embedded, and a file chunked, once per cache,
+    /// whichever instance meets it first).
     fn server_args(&self, workdir: &Path, cache: &Path) -> Vec<String> {
         let tree = workdir
             .file_name()
@@ -112,6 +113,8 @@ impl Variant for Retrieval {
             super::arg(&data.join(tree)),
             "--embedding-cache".to_string(),
             super::arg(&data.join("embeddings")),
+            "--chunk-cache".to_string(),
+            super::arg(&data.join("chunks")),
         ]
     }
     fn localize<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> PolicyFuture<'a> {

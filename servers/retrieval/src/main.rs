@@ -71,6 +71,11 @@ struct ServeArgs {
     /// <data-dir>/embeddings].
     #[arg(long, value_name = "DIR")]
     embedding_cache: Option<PathBuf>,
+    /// Directory of file chunks shared by every tree and process that points here
+    /// (a file is chunked once per path and content, whichever tree meets it first)
+    /// [default: <data-dir>/chunks].
+    #[arg(long, value_name = "DIR")]
+    chunk_cache: Option<PathBuf>,
     /// Tokens per chunk the MiniLM encoder reads (the rest is cut) [default: 256,
     /// MiniLM's max_seq_length]; 128 embeds about twice as fast. Ignored by static.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(8..=512))]
@@ -252,6 +257,11 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .data_dir
         .clone()
         .unwrap_or_else(|| default_cache_dir().join("retrieval"));
+    navbench_retrieval::index::chunk_cache::use_dir(
+        args.chunk_cache
+            .clone()
+            .unwrap_or_else(|| data_dir.join("chunks")),
+    );
     let embedder = match args.encoder {
         EncoderKind::Minilm => load_minilm(&args, &data_dir)?,
         EncoderKind::Static => load_static(&args)?,

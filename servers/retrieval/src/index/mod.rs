@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use tantivy::schema::{Field, STORED, STRING, Schema, TEXT};
 use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, Term};
 
-use crate::chunk::{Chunk, ChunkKind, chunk_file, is_indexable};
+use crate::chunk::{Chunk, ChunkKind, is_indexable};
 use crate::encoder::{EncoderKind, TextEncoder};
 use crate::model::ModelError;
 
@@ -300,7 +300,7 @@ fn chunk_files(root: &Path, rels: &[String]) -> Vec<(String, Vec<Chunk>)> {
                 tracing::debug!(file = %rel, "skipped (not UTF-8)");
                 return None;
             };
-            Some((rel.clone(), chunk_file(rel, &text)))
+            Some((rel.clone(), chunk_cache::chunks_of(rel, &text)))
         })
         .collect()
 }
@@ -687,6 +687,7 @@ impl RepoIndex {
     }
 }
 
+pub mod chunk_cache;
 mod embedding_cache;
 pub mod progress;
 mod search;
