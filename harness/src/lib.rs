@@ -7,7 +7,8 @@
 //!   base commits.
 //! - [`dataset::Locations`]: ranked files, modules and functions — both the gold
 //!   (derived by [`gold`] from the patch) and a policy's answer.
-//! - [`variants::Variant`]: one kind of server measured (text, codegraph, retrieval):
+//! - [`variants::Variant`]: one kind of server measured (text, codegraph, retrieval,
+//!   retrieval-static, bm25, or one declared in a TOML file: [`variants::declared`]):
 //!   its binary, arguments, preparation, setup calls and scripted policy.
 //! - [`mcp_client::McpSession`]: a live server child process spoken to over MCP;
 //!   [`policy::Driver`] calls its tools for a policy and keeps a
