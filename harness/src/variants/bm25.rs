@@ -29,6 +29,7 @@ use std::path::Path;
 
 use serde_json::json;
 
+use super::codegraph::Codegraph;
 use super::{PolicyFuture, Variant};
 use crate::dataset::{Locations, push_unique};
 use crate::policy::code_search::{self, CodeHit, Origin};
@@ -50,17 +51,18 @@ impl Variant for Bm25 {
         "bm25"
     }
     fn binary(&self) -> &'static str {
-        "navbench-codegraph"
+        Codegraph.binary()
     }
     fn about(&self) -> &'static str {
         "the LocAgent paper's BM25 baseline: the issue text ranks code chunks (no agent)"
     }
     fn setup_tools(&self) -> &'static [&'static str] {
-        &["init_repository"]
+        Codegraph.setup_tools()
     }
-    /// Shares codegraph's cache: the BM25 index is part of the same build.
-    fn server_args(&self, _workdir: &Path, cache: &Path) -> Vec<String> {
-        vec!["--cache".to_string(), super::arg(&cache.join("codegraph"))]
+    /// The codegraph server as the `codegraph` variant runs it, sharing its cache:
+    /// the BM25 index is part of the same build.
+    fn server_args(&self, workdir: &Path, cache: &Path) -> Vec<String> {
+        Codegraph.server_args(workdir, cache)
     }
     fn localize<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> PolicyFuture<'a> {
         Box::pin(localize(driver, task))
