@@ -270,6 +270,11 @@ impl McpSession {
         self.call_within(tool, args, self.call_timeout).await
     }
 
+    /// The timeout of [`McpSession::call`].
+    pub fn call_timeout(&self) -> Duration {
+        self.call_timeout
+    }
+
     /// Sends the server's progress notifications, one line each, to `sink` (e.g. the
     /// run's progress bar) while calls run.
     pub fn on_progress(&self, sink: ProgressSink) {

@@ -71,13 +71,17 @@ impl<'a> Driver<'a> {
     /// Calls `tool` with `args` and records the call. Errors are outcomes, not panics:
     /// the policy decides whether it can go on.
     pub async fn call(&mut self, tool: &str, args: Value) -> CallOutcome {
-        let args_text = args.to_string();
-        let out = match self.setup {
-            (tools, Some(timeout)) if tools.contains(&tool) => {
-                self.session.call_within(tool, args, timeout).await
-            }
-            _ => self.session.call(tool, args).await,
+        let timeout = match self.setup {
+            (tools, Some(timeout)) if tools.contains(&tool) => timeout,
+            _ => self.session.call_timeout(),
         };
+        self.call_within(tool, args, timeout).await
+    }
+
+    /// [`Driver::call`] with its own timeout (e.g. a declared setup call's).
+    pub async fn call_within(&mut self, tool: &str, args: Value, timeout: Duration) -> CallOutcome {
+        let args_text = args.to_string();
+        let out = self.session.call_within(tool, args, timeout).await;
         self.records.push(CallRecord {
             step: self.records.len() + 1,
             tool: tool.to_string(),

@@ -89,6 +89,8 @@ pub struct Call {
     pub tool: String,
     pub tool_line: usize,
     pub args: toml::Table,
+    /// A setup call's own timeout (`timeout_secs`); `None`: the run's `--index-timeout`.
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// One policy step.

@@ -194,7 +194,10 @@ pub async fn run_setup(
 ) -> anyhow::Result<()> {
     for c in &d.setup {
         let args = template::render_args(&c.args, base).map_err(anyhow::Error::msg)?;
-        let out = driver.call(&c.tool, args).await;
+        let out = match c.timeout {
+            Some(t) => driver.call_within(&c.tool, args, t).await,
+            None => driver.call(&c.tool, args).await,
+        };
         if out.is_error {
             anyhow::bail!(
                 "setup call {} failed: {}",

@@ -68,6 +68,9 @@ pub struct ServerDecl {
 pub struct CallDecl {
     pub tool: Spanned<String>,
     pub args: Option<Spanned<toml::Table>>,
+    /// `[[setup]]` only: this call's timeout in seconds (default: the run's
+    /// `--index-timeout`).
+    pub timeout_secs: Option<Spanned<i64>>,
 }
 
 /// `[fusion]`: weighted reciprocal rank fusion over every call's ranking.

@@ -98,7 +98,11 @@ pub fn compile(text: &str, source: &Path) -> anyhow::Result<Compiled> {
     let setup = decl
         .setup
         .iter()
-        .map(|c| compile_call(&c.get_ref().tool, c.get_ref().args.as_ref(), None, &r))
+        .map(|c| {
+            let mut call = compile_call(&c.get_ref().tool, c.get_ref().args.as_ref(), None, &r)?;
+            call.timeout = setup_timeout(c.get_ref().timeout_secs.as_ref(), &r)?;
+            Ok(call)
+        })
         .collect::<anyhow::Result<Vec<_>>>()?;
     if decl.step.is_empty() {
         return Err(r(
@@ -179,6 +183,24 @@ fn compile_launch(decl: &FileDecl, r: &Refuse<'_>) -> anyhow::Result<Launch> {
     })
 }
 
+/// A setup call's `timeout_secs`: a whole number of seconds from 1 to a day.
+fn setup_timeout(
+    secs: Option<&Spanned<i64>>,
+    r: &Refuse<'_>,
+) -> anyhow::Result<Option<std::time::Duration>> {
+    let Some(secs) = secs else { return Ok(None) };
+    match u64::try_from(*secs.get_ref()) {
+        Ok(n @ 1..=86_400) => Ok(Some(std::time::Duration::from_secs(n))),
+        _ => Err(r(
+            secs.span().start,
+            format!(
+                "timeout_secs = {} is out of range: write a whole number of seconds from 1 to 86400, or leave it out to use the run's --index-timeout",
+                secs.get_ref()
+            ),
+        )),
+    }
+}
+
 fn compile_call(
     tool: &Spanned<String>,
     args: Option<&Spanned<toml::Table>>,
@@ -197,6 +219,7 @@ fn compile_call(
         tool: tool.get_ref().clone(),
         tool_line: tool.span().start,
         args: table,
+        timeout: None,
     })
 }
 
@@ -314,6 +337,25 @@ extract = { items = "/matches/*", path = "/path", line = "/line" }
             e.starts_with("v.toml:4:") && e.contains("{root}, {cache}, {install}"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_setup_call_may_have_its_own_timeout_in_range() {
+        let with = |t: &str| {
+            GOOD.replace(
+                "\n[[step]]",
+                &format!("\n[[setup]]\ntool = \"list_files\"\ntimeout_secs = {t}\n\n[[step]]"),
+            )
+        };
+        let c = compile(&with("90"), Path::new("v.toml")).unwrap();
+        assert_eq!(c.setup[0].timeout, Some(std::time::Duration::from_secs(90)));
+        let e = err(&with("0"));
+        assert!(
+            e.starts_with("v.toml:8:") && e.contains("1 to 86400"),
+            "{e}"
+        );
+        let c = compile(GOOD, Path::new("v.toml")).unwrap();
+        assert!(c.setup.is_empty());
     }
 
     #[test]
