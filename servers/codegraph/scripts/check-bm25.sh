@@ -8,7 +8,7 @@
 #   REFERENCE_DIR  defaults to ../shared/ beside the clone: reference/locagent-bm25.
 #   DATASET_JSONL  problem statements; defaults to ../shared/ beside the clone: datasets/swe-bench-lite-dev.jsonl.
 # Environment:
-#   CARGO_TARGET_DIR  where to build (default /root/.cache/navbench-target)
+#   CARGO_TARGET_DIR  where to build (default $HOME/.cache/navbench-target)
 #   PROFILE           cargo profile: dev (default; dependencies are optimized) or release
 #   KEEP=1            keep the temporary directory (the archived trees)
 #
@@ -25,7 +25,7 @@ mirror=${1:?usage: check-bm25.sh MIRROR_DIR [REFERENCE_DIR] [DATASET_JSONL]}
 ref=${2:-$(cd "$(dirname "$0")/../../.." && pwd)/../shared/reference/locagent-bm25}
 dataset=${3:-$(cd "$(dirname "$0")/../../.." && pwd)/../shared/datasets/swe-bench-lite-dev.jsonl}
 profile=${PROFILE:-dev}
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/root/.cache/navbench-target}
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/navbench-target}
 here=$(cd "$(dirname "$0")/.." && pwd)
 
 repos=(

@@ -7,7 +7,7 @@
 #   COMMIT   two or more commits, built in this order: each is exported fresh, then
 #            with --reuse on a store that holds the previous commits' parse results.
 # Environment:
-#   CARGO_TARGET_DIR  where to build (default /root/.cache/navbench-target)
+#   CARGO_TARGET_DIR  where to build (default $HOME/.cache/navbench-target)
 #   PROFILE           cargo profile to build and run: release (default) or dev
 #   KEEP=1            keep the temporary directory (trees, outputs, logs)
 #
@@ -21,7 +21,7 @@ git_dir=${1:?usage: check-incremental.sh GIT_DIR COMMIT [COMMIT...]}
 shift
 [[ $# -ge 2 ]] || { echo "give at least two commits" >&2; exit 2; }
 profile=${PROFILE:-release}
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/root/.cache/navbench-target}
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/navbench-target}
 here=$(cd "$(dirname "$0")/.." && pwd)
 
 (cd "$here" && cargo build --quiet --profile "$profile" -p navbench-codegraph)

@@ -7,7 +7,7 @@
 #                  pytest-dev+pytest/repo (a directory of bare mirrors).
 #   REFERENCE_DIR  defaults to ../shared/ beside the clone: reference/locagent-graphs.
 # Environment:
-#   CARGO_TARGET_DIR  where to build (default /root/.cache/navbench-target)
+#   CARGO_TARGET_DIR  where to build (default $HOME/.cache/navbench-target)
 #   PROFILE           cargo profile to build and run: release (default) or dev
 #   KEEP=1            keep the temporary directory (trees and outputs) for inspection
 #
@@ -20,7 +20,7 @@ set -euo pipefail
 mirror=${1:?usage: check-reference.sh MIRROR_DIR [REFERENCE_DIR]}
 ref=${2:-$(cd "$(dirname "$0")/../../.." && pwd)/../shared/reference/locagent-graphs}
 profile=${PROFILE:-release}
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/root/.cache/navbench-target}
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/navbench-target}
 here=$(cd "$(dirname "$0")/.." && pwd)
 
 repos=(
