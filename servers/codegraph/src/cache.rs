@@ -50,15 +50,9 @@ pub const EVICTION_GRACE: std::time::Duration = std::time::Duration::from_secs(6
 /// when the executable cannot be read.
 pub(crate) fn build_identity() -> &'static str {
     static IDENTITY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    IDENTITY.get_or_init(|| {
-        let exe = std::env::current_exe().and_then(fs::read);
-        match exe {
-            Ok(bytes) => format!("{} exe:{:016x}", env!("CARGO_PKG_VERSION"), xxh3_64(&bytes)),
-            Err(e) => {
-                tracing::debug!(error = %e, "cannot read the executable; caches keyed by version only");
-                env!("CARGO_PKG_VERSION").to_string()
-            }
-        }
+    IDENTITY.get_or_init(|| match navbench_server_support::cache::executable_hash() {
+        Some(h) => format!("{} exe:{h:016x}", env!("CARGO_PKG_VERSION")),
+        None => env!("CARGO_PKG_VERSION").to_string(),
     })
 }
 

@@ -4,7 +4,8 @@
 //! set, non-empty and absolute (the XDG spec says to ignore relative values), else
 //! `$HOME/.cache/navbench`, else `navbench-cache` under the system temp directory.
 //! Each server keeps its data in a subdirectory (`codegraph/`, `retrieval/`,
-//! `models/`).
+//! `models/`). What a server caches is keyed by [`executable_hash`] too, so a rebuilt
+//! server never reads what another build wrote.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -12,6 +13,19 @@ use std::path::PathBuf;
 /// The navbench cache directory of this process's environment (see the module doc).
 pub fn default_cache_dir() -> PathBuf {
     cache_dir_from(|key| std::env::var_os(key))
+}
+
+/// A hash of the running executable, computed once per process; `None` when the
+/// executable cannot be read (callers then key by their version alone).
+pub fn executable_hash() -> Option<u64> {
+    static HASH: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    *HASH.get_or_init(|| match std::env::current_exe().and_then(std::fs::read) {
+        Ok(bytes) => Some(xxhash_rust::xxh3::xxh3_64(&bytes)),
+        Err(e) => {
+            tracing::debug!(error = %e, "cannot read the executable; caches keyed by version only");
+            None
+        }
+    })
 }
 
 /// The cache directory for an environment given as a lookup function.

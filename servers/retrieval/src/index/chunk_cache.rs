@@ -41,16 +41,9 @@ pub fn use_dir(dir: PathBuf) {
 /// executable cannot be read).
 fn build_identity() -> &'static str {
     static ID: OnceLock<String> = OnceLock::new();
-    ID.get_or_init(|| {
-        let exe = std::env::current_exe().and_then(fs::read);
-        match exe {
-            Ok(bytes) => format!(
-                "{}-{:032x}",
-                env!("CARGO_PKG_VERSION"),
-                xxhash_rust::xxh3::xxh3_128(&bytes)
-            ),
-            Err(_) => env!("CARGO_PKG_VERSION").to_string(),
-        }
+    ID.get_or_init(|| match navbench_server_support::cache::executable_hash() {
+        Some(h) => format!("{} exe:{h:016x}", env!("CARGO_PKG_VERSION")),
+        None => env!("CARGO_PKG_VERSION").to_string(),
     })
 }
 
