@@ -6,59 +6,13 @@
 
 mod common;
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::*;
 use serde_json::json;
-
-struct Server {
-    child: Child,
-    /// `127.0.0.1:PORT`.
-    addr: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn spawn_http(fx: &Fixture) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_navbench-retrieval"))
-        .arg("--model-dir")
-        .arg(&fx.model)
-        .arg("--data-dir")
-        .arg(&fx.data)
-        .arg("--workspace")
-        .arg(&fx.workspace)
-        .args(["--http", "127.0.0.1:0"])
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let stderr = child.stderr.take().expect("stderr");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(url) = line.strip_prefix(navbench_retrieval::http::LISTENING_PREFIX) {
-                let addr = url.trim_start_matches("http://").trim_end_matches("/mcp");
-                let _ = tx.send(addr.to_string());
-            } else {
-                eprintln!("{line}");
-            }
-        }
-    });
-    let addr = rx
-        .recv_timeout(PATIENCE)
-        .expect("the server never said where it listens");
-    Server { child, addr }
-}
 
 /// Sends one raw HTTP/1.1 request (any `Host` and extra headers) and returns the status
 /// code and body.
@@ -103,15 +57,15 @@ const MCP_HEADERS: [(&str, &str); 2] = [
 #[test]
 fn foreign_host_and_origin_are_refused_loopback_is_served() {
     let fx = fixture();
-    let server = spawn_http(&fx);
-    let port = server.addr.rsplit(':').next().unwrap_or("0").to_string();
+    let server = spawn_http(&fx, &[]);
+    let port = server.addr().rsplit(':').next().unwrap_or("0").to_string();
 
     // Loopback Host (with and without a loopback Origin) is served.
     let (status, body) = raw(
-        &server.addr,
+        server.addr(),
         "POST",
         "/mcp",
-        &server.addr,
+        server.addr(),
         &MCP_HEADERS,
         INIT,
     );
@@ -121,7 +75,7 @@ fn foreign_host_and_origin_are_refused_loopback_is_served() {
     let local_origin = format!("http://localhost:{port}");
     with_origin.push(("Origin", &local_origin));
     let (status, _) = raw(
-        &server.addr,
+        server.addr(),
         "POST",
         "/mcp",
         &format!("localhost:{port}"),
@@ -129,12 +83,12 @@ fn foreign_host_and_origin_are_refused_loopback_is_served() {
         INIT,
     );
     assert_eq!(status, 200);
-    let (status, _) = raw(&server.addr, "GET", "/health", &server.addr, &[], "");
+    let (status, _) = raw(server.addr(), "GET", "/health", server.addr(), &[], "");
     assert_eq!(status, 200);
 
     // A foreign Host: what a DNS-rebound page would send.
     let (status, body) = raw(
-        &server.addr,
+        server.addr(),
         "POST",
         "/mcp",
         &format!("evil.example:{port}"),
@@ -146,20 +100,20 @@ fn foreign_host_and_origin_are_refused_loopback_is_served() {
         body.contains("evil.example") && body.contains("DNS-rebinding"),
         "{body}"
     );
-    let (status, _) = raw(&server.addr, "GET", "/health", "evil.example", &[], "");
+    let (status, _) = raw(server.addr(), "GET", "/health", "evil.example", &[], "");
     assert_eq!(status, 403, "/health is behind the same check");
 
     // A foreign Origin with a loopback Host.
     let mut foreign = MCP_HEADERS.to_vec();
     foreign.push(("Origin", "https://evil.example"));
-    let (status, body) = raw(&server.addr, "POST", "/mcp", &server.addr, &foreign, INIT);
+    let (status, body) = raw(server.addr(), "POST", "/mcp", server.addr(), &foreign, INIT);
     assert_eq!(status, 403, "{body}");
     assert!(body.contains("Origin 'https://evil.example'"), "{body}");
     let (status, _) = raw(
-        &server.addr,
+        server.addr(),
         "GET",
         "/health",
-        &server.addr,
+        server.addr(),
         &[("Origin", "http://evil.example")],
         "",
     );

@@ -4,60 +4,11 @@
 
 mod common;
 
-use std::io::{BufRead as _, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::ffi::OsStr;
 use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::{Value, json};
-
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn spawn_http(fx: &Fixture) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_navbench-retrieval"))
-        .arg("--model-dir")
-        .arg(&fx.model)
-        .arg("--data-dir")
-        .arg(&fx.data)
-        .arg("--workspace")
-        .arg(&fx.workspace)
-        .arg("--allow-root")
-        .arg(&fx.other)
-        .args(["--http", "127.0.0.1:0"])
-        .env("RUST_LOG", "warn")
-        .env_remove("NAVBENCH_LLM_BASE_URL")
-        .env_remove("NAVBENCH_LLM_MODEL")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let stderr = child.stderr.take().expect("stderr");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(url) = line.strip_prefix(navbench_retrieval::http::LISTENING_PREFIX) {
-                let _ = tx.send(url.trim_end_matches("/mcp").to_string());
-            } else {
-                eprintln!("{line}");
-            }
-        }
-    });
-    let base = rx
-        .recv_timeout(PATIENCE)
-        .expect("the server never said where it listens");
-    Server { child, base }
-}
 
 struct Session {
     agent: ureq::Agent,
@@ -175,7 +126,7 @@ fn err_http(result: &Value, needle: &str) {
 #[test]
 fn streamable_http_serves_health_tools_resources_and_prompts() {
     let fx = fixture();
-    let server = spawn_http(&fx);
+    let server = spawn_http(&fx, &[OsStr::new("--allow-root"), fx.other.as_os_str()]);
 
     // GET /health.
     let agent: ureq::Agent = ureq::Agent::config_builder()

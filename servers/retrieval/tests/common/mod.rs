@@ -280,3 +280,62 @@ pub fn canned_llm(
     });
     (format!("http://{addr}/v1"), handle)
 }
+
+/// The real binary serving Streamable HTTP on a free loopback port (`--http
+/// 127.0.0.1:0`) for a fixture; killed and reaped when dropped.
+pub struct HttpServer {
+    child: std::process::Child,
+    /// `http://127.0.0.1:PORT`, as the server printed it (without `/mcp`).
+    pub base: String,
+}
+
+impl HttpServer {
+    /// `127.0.0.1:PORT`.
+    pub fn addr(&self) -> &str {
+        self.base.trim_start_matches("http://")
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts [`HttpServer`] on `fx` (model, data dir, workspace) with `extra` arguments,
+/// and waits for the line saying where it listens; its other stderr lines are echoed.
+pub fn spawn_http(fx: &Fixture, extra: &[&std::ffi::OsStr]) -> HttpServer {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_navbench-retrieval"))
+        .arg("--model-dir")
+        .arg(&fx.model)
+        .arg("--data-dir")
+        .arg(&fx.data)
+        .arg("--workspace")
+        .arg(&fx.workspace)
+        .args(extra)
+        .args(["--http", "127.0.0.1:0"])
+        .env("RUST_LOG", "warn")
+        .env_remove("NAVBENCH_LLM_BASE_URL")
+        .env_remove("NAVBENCH_LLM_MODEL")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let stderr = child.stderr.take().expect("stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(url) = line.strip_prefix(navbench_retrieval::http::LISTENING_PREFIX) {
+                let _ = tx.send(url.trim_end_matches("/mcp").to_string());
+            } else {
+                eprintln!("{line}");
+            }
+        }
+    });
+    let base = rx
+        .recv_timeout(PATIENCE)
+        .expect("the server never said where it listens");
+    HttpServer { child, base }
+}
