@@ -9,6 +9,8 @@
 //! - [`mcp`]: tool plumbing: [`mcp::ToolOutput`] (agent text + structured data), tidy
 //!   schemas, [`mcp::call_tool`] (raw arguments → typed call on a blocking thread →
 //!   `CallToolResult`) and [`mcp::serve_stdio`].
+//! - [`http`]: [`http::serve_http`], the same server over Streamable HTTP (`/mcp`,
+//!   `GET /health`, loopback only unless allowed, Host/Origin checks).
 //! - [`walk`]: a deterministic, `.gitignore`-aware walk of a repository's files.
 //! - [`sandbox`]: [`sandbox::Sandbox`], confining caller-supplied paths to a root.
 //!
@@ -34,6 +36,7 @@
 //! ```
 
 pub mod cache;
+pub mod http;
 pub mod mcp;
 pub mod sandbox;
 pub mod start;

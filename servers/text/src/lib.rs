@@ -1,7 +1,7 @@
 //! `navbench-text`: the baseline MCP server with nothing but plain file tools.
 //!
 //! It stands for "an agent with only built-in file tools" in the benchmark: three
-//! read-only tools over one repository root, served over stdio.
+//! read-only tools over one repository root, served over stdio or Streamable HTTP.
 //!
 //! - [`tools::TextTools`] holds the logic: `list_files`, `read_file` and `grep`, each
 //!   taking an argument struct ([`tools::ListFilesArgs`], [`tools::ReadFileArgs`],
@@ -12,8 +12,9 @@
 //! - [`server::TextServer`] exposes them over MCP (rmcp): JSON arguments in, a
 //!   `CallToolResult` out with a text content item and `structuredContent`; bad
 //!   arguments and refused paths become results with `isError: true`.
-//! - [`Cli`] and [`serve_stdio`] are what the binary runs: parse `--root`, build the
-//!   tools, serve on stdin/stdout until the client disconnects. Logs go to stderr.
+//! - [`Cli`] and [`serve`] are what the binary runs: parse `--root`, build the
+//!   tools, serve on stdin/stdout until the client disconnects (or, with `--http`,
+//!   over Streamable HTTP until stopped). Logs go to stderr.
 //!
 //! Data flow: client `tools/call` → [`server::TextServer`] (parse arguments) →
 //! [`tools::TextTools`] on a blocking thread (sandbox → walk/read/search) → text +
@@ -46,7 +47,7 @@ use anyhow::Context as _;
 #[command(
     name = "navbench-text",
     version,
-    about = "MCP server (stdio) with plain list_files / read_file / grep tools over one repository"
+    about = "MCP server (stdio, or Streamable HTTP with --http) with plain list_files / read_file / grep tools over one repository"
 )]
 pub struct Cli {
     /// Repository root; every path the tools accept or return is relative to it.
@@ -64,6 +65,14 @@ pub struct Cli {
     /// Default max_results of grep.
     #[arg(long, default_value_t = tools::Limits::default().grep_default_max)]
     pub grep_default_max: usize,
+    /// Serve Streamable HTTP at http://ADDR/mcp (plus GET /health) instead of stdio,
+    /// e.g. 127.0.0.1:8765 (port 0 picks a free one; the URL is printed on stderr).
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+    /// With --http: accept connections on a non-loopback address (only loopback
+    /// otherwise, so the files are never exposed to the network by mistake).
+    #[arg(long, requires = "http")]
+    pub allow_remote: bool,
 }
 
 impl Cli {
@@ -97,13 +106,26 @@ impl Cli {
     }
 }
 
-/// Serves the tools over stdin/stdout until the client closes the connection.
-pub async fn serve_stdio(cli: &Cli) -> anyhow::Result<()> {
+/// Serves the tools over stdin/stdout until the client closes the connection, or
+/// over Streamable HTTP until Ctrl-C / SIGTERM when `--http` is given.
+pub async fn serve(cli: &Cli) -> anyhow::Result<()> {
     let sandbox = navbench_server_support::sandbox::Sandbox::new(&cli.root)
         .with_context(|| "--root must name the repository to serve".to_string())?;
     let limits = cli.limits()?;
     tracing::info!(root = %sandbox.root().display(), ?limits, "navbench-text starting");
+    let root = sandbox.root().display().to_string();
     let server = server::TextServer::new(tools::TextTools::new(sandbox, limits));
-    navbench_server_support::mcp::serve_stdio(server, "navbench-text").await?;
-    Ok(())
+    let Some(addr) = &cli.http else {
+        navbench_server_support::mcp::serve_stdio(server, "navbench-text").await?;
+        return Ok(());
+    };
+    let health = std::sync::Arc::new(
+        move || serde_json::json!({"status": "ok", "server": "navbench-text", "root": root}),
+    );
+    let listen = navbench_server_support::http::Listen {
+        name: "navbench-text",
+        addr,
+        allow_remote: cli.allow_remote,
+    };
+    navbench_server_support::http::serve_http(move || Ok(server.clone()), health, listen).await
 }
