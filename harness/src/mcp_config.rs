@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use crate::mcp_client::ServerSpec;
+use crate::mcp_client::{ServerSpec, Transport};
 use crate::variants::{self, Preparation, Prepared, Variant};
 
 /// Output formats.
@@ -21,7 +21,7 @@ pub enum Format {
     ClaudeCode,
     /// A `claude_desktop_config.json` object: `{"mcpServers": {...}}`.
     ClaudeDesktop,
-    /// A plain list: variant, server name, command, args, env, cwd.
+    /// A plain list: variant, server name, command, args, env, cwd, transport.
     Json,
 }
 
@@ -88,6 +88,13 @@ pub fn entries(
                 spec.cwd.as_deref().map(Path::display).map(|d| d.to_string()).unwrap_or_default()
             ));
         }
+        if let Transport::Http(url) = &spec.transport {
+            warnings.push(format!(
+                "warning: variant '{}' serves Streamable HTTP, not stdio: start its command yourself, then point the client at {}",
+                v.name(),
+                url.as_deref().unwrap_or("the URL it prints on start-up")
+            ));
+        }
         out.push(ServerEntry {
             variant: v.name(),
             name: format!("navbench-{}", v.name()),
@@ -145,6 +152,10 @@ pub fn render(entries: &[ServerEntry], format: Format) -> anyhow::Result<String>
                         "args": e.spec.args,
                         "env": env_object(&e.spec),
                         "cwd": e.spec.cwd.as_ref().map(|c| c.to_string_lossy().into_owned()),
+                        "transport": match &e.spec.transport {
+                            Transport::Stdio => json!("stdio"),
+                            Transport::Http(url) => json!({"http": url}),
+                        },
                     })
                 })
                 .collect();

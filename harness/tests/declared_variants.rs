@@ -187,3 +187,78 @@ fn list_and_mcp_config_show_declared_variants() {
     let e = String::from_utf8_lossy(&install.stderr);
     assert!(e.contains("'text' is a built-in variant"), "{e}");
 }
+
+/// `variants/text.toml` renamed to `name`, its `[server]` given `lines` (after `args`),
+/// written under `work`.
+fn text_over(work: &Path, name: &str, args: &str, lines: &str) -> PathBuf {
+    let text = std::fs::read_to_string(variants_dir().join("text.toml")).unwrap();
+    let text = text
+        .replace("name = \"text-declared\"", &format!("name = \"{name}\""))
+        .replace(
+            "args = [\"--root\", \"{root}\"]",
+            &format!("args = [\"--root\", \"{{root}}\"{args}]\n{lines}"),
+        );
+    assert!(text.contains(lines), "text.toml's [server] changed shape");
+    let p = work.join(format!("{name}.toml"));
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// The same server and policy over Streamable HTTP (at the URL the server prints, and
+/// at a URL the file names with a harness-picked `{port}`) gives exactly what it gives
+/// over stdio: the transport changes nothing but the channel.
+#[test]
+fn a_declared_server_over_http_scores_as_over_stdio() {
+    let work = tempfile::tempdir().unwrap();
+    let printed = text_over(
+        work.path(),
+        "text-http",
+        ", \"--http\", \"127.0.0.1:0\"",
+        "transport = \"http\"",
+    );
+    let named = text_over(
+        work.path(),
+        "text-http-port",
+        ", \"--http\", \"127.0.0.1:{port}\"",
+        "url = \"http://127.0.0.1:{port}/mcp\"",
+    );
+    let stdio = variants_dir().join("text.toml");
+    let list = [&stdio, &printed, &named].map(|p| p.display().to_string());
+    let out = run_mini(work.path(), &list.join(","));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = summary(&work.path().join("out/summary.csv"));
+    let base = &s["text-declared"];
+    for name in ["text-http", "text-http-port"] {
+        let row = &s[name];
+        assert_eq!(row["n_errors"], "0", "{name}");
+        for m in [
+            "n_scored",
+            "file_acc_1",
+            "file_acc_5",
+            "module_acc_10",
+            "function_acc_10",
+            "n_calls",
+            "response_tokens",
+        ] {
+            assert_eq!(row[m], base[m], "{name}: {m}");
+        }
+    }
+}
+
+#[test]
+fn an_http_server_that_prints_no_url_is_refused_with_what_to_write() {
+    // navbench-text without --http serves stdio: over HTTP it never says where it is.
+    let e = refused(
+        "name = \"bad\"\n[server]\ncommand = \"navbench-text\"\nargs = [\"--root\", \"{root}\"]\ntransport = \"http\"\n[[step]]\ntool = \"grep\"\nargs = { pattern = \"def\" }\nextract = { items = \"/matches/*\", path = \"/path\" }\n",
+    );
+    assert!(
+        e.contains("without printing an http:// URL")
+            || e.contains("before printing an http:// URL"),
+        "{e}"
+    );
+    assert!(e.contains("start it in its HTTP mode"), "{e}");
+}

@@ -5,6 +5,17 @@ use std::path::{Path, PathBuf};
 
 use super::McpError;
 
+/// How the harness speaks MCP with a server it launched.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Transport {
+    /// Over the child's stdin and stdout (the default).
+    #[default]
+    Stdio,
+    /// Streamable HTTP: at this URL, or (`None`) at the first `http://` or `https://`
+    /// URL the child prints on stdout or stderr.
+    Http(Option<String>),
+}
+
 /// How to launch one server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerSpec {
@@ -16,6 +27,8 @@ pub struct ServerSpec {
     pub env: Vec<(String, String)>,
     /// Working directory; the harness's own when `None`.
     pub cwd: Option<PathBuf>,
+    /// How to talk to it once it runs.
+    pub transport: Transport,
 }
 
 impl ServerSpec {
@@ -26,6 +39,7 @@ impl ServerSpec {
             args: Vec::new(),
             env: Vec::new(),
             cwd: None,
+            transport: Transport::Stdio,
         }
     }
 

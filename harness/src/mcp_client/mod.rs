@@ -1,5 +1,5 @@
 //! The harness's MCP client: launch one server as a child process, talk MCP over its
-//! stdin/stdout, call tools under a timeout, and always clean the child up.
+//! stdin/stdout (or Streamable HTTP), call tools under a timeout, and always clean the child up.
 //!
 //! - [`ServerSpec`] says how to launch a server; [`locate_server_binary`] finds a
 //!   navbench server binary next to the running executable.
@@ -36,11 +36,15 @@
 //! ```
 
 //!
+//! - A spec with [`Transport::Http`] launches the server the same way but speaks
+//!   Streamable HTTP to it, at the URL the spec names or the one the server prints.
+//!
 //! Its parts: [`launch`] (what to run and where the binary is), [`session`] (the live
-//! connection), [`guard`] (the checks on its stdio) and [`outcome`] (what one call
-//! gave).
+//! connection), [`http`] (reaching a server over Streamable HTTP), [`guard`] (the
+//! checks on its stdio) and [`outcome`] (what one call gave).
 
 pub mod guard;
+mod http;
 mod launch;
 mod outcome;
 pub mod progress;
@@ -49,7 +53,7 @@ mod session;
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use launch::{ServerSpec, locate_server_binary};
+pub use launch::{ServerSpec, Transport, locate_server_binary};
 pub use outcome::CallOutcome;
 pub use session::McpSession;
 

@@ -20,7 +20,7 @@ use tokio::task::JoinHandle;
 
 use super::guard::{self, Incident};
 use super::progress::{Client, ProgressSink};
-use super::{CallOutcome, McpError, ServerSpec, stderr_suffix};
+use super::{CallOutcome, McpError, ServerSpec, Transport, stderr_suffix};
 
 /// How much of a server's stderr is kept for error messages.
 const STDERR_TAIL_BYTES: usize = 8 * 1024;
@@ -31,7 +31,7 @@ const FAILURE_GRACE: Duration = Duration::from_millis(500);
 
 /// The last bytes a child wrote to stderr.
 #[derive(Debug, Clone, Default)]
-struct StderrTail(Arc<Mutex<VecDeque<u8>>>);
+pub(super) struct StderrTail(Arc<Mutex<VecDeque<u8>>>);
 
 impl StderrTail {
     fn push(&self, bytes: &[u8]) {
@@ -41,7 +41,7 @@ impl StderrTail {
         buf.drain(..excess);
     }
 
-    fn text(&self) -> String {
+    pub(super) fn text(&self) -> String {
         let Ok(buf) = self.0.lock() else {
             return String::new();
         };
@@ -74,13 +74,16 @@ pub struct McpSession {
     child: Option<Child>,
     pid: Option<u32>,
     stderr: StderrTail,
-    stderr_task: Option<JoinHandle<()>>,
+    /// The tasks reading the child's output into `stderr`.
+    readers: Vec<JoinHandle<()>>,
     tools: Vec<Tool>,
     instructions: Option<String>,
     /// Why the session can no longer be used, once it cannot.
     dead: Option<String>,
     /// How the server broke the stdio transport, once it has ([`guard`]).
     incidents: tokio::sync::watch::Receiver<Option<Incident>>,
+    /// Spoken to over HTTP: closing the connection does not tell it to exit.
+    over_http: bool,
 }
 
 impl std::fmt::Debug for McpSession {
@@ -97,40 +100,26 @@ impl std::fmt::Debug for McpSession {
 impl McpSession {
     /// Spawns the server, performs the MCP handshake and `tools/list`, all within
     /// `call_timeout`. The child's stderr is kept in a bounded buffer (and logged at
-    /// `trace` level); stdout carries only MCP.
+    /// `trace` level); over stdio, stdout carries only MCP. A server declared with
+    /// [`Transport::Http`] is reached over Streamable HTTP instead ([`super::http`]).
     pub async fn start(spec: &ServerSpec, call_timeout: Duration) -> Result<McpSession, McpError> {
-        let command = spec.display();
-        let mut cmd = Command::new(&spec.program);
-        cmd.args(&spec.args)
-            .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        own_process_group(&mut cmd);
-        if let Some(cwd) = &spec.cwd {
-            cmd.current_dir(cwd);
+        match &spec.transport {
+            Transport::Stdio => McpSession::start_stdio(spec, call_timeout).await,
+            Transport::Http(url) => super::http::start(spec, url.as_deref(), call_timeout).await,
         }
-        let mut child = cmd.spawn().map_err(|source| McpError::Spawn {
-            command: command.clone(),
-            source,
-        })?;
-        let pid = child.id();
-        let stderr = StderrTail::default();
-        let stderr_task = child.stderr.take().map(|mut pipe| {
-            let tail = stderr.clone();
-            let name = command.clone();
-            tokio::spawn(async move {
-                let mut buf = vec![0u8; 4096];
-                while let Ok(n) = pipe.read(&mut buf).await {
-                    if n == 0 {
-                        break;
-                    }
-                    tail.push(&buf[..n]);
-                    tracing::trace!(server = %name, "stderr: {}", String::from_utf8_lossy(&buf[..n]).trim_end());
-                }
-            })
-        });
+    }
+
+    async fn start_stdio(
+        spec: &ServerSpec,
+        call_timeout: Duration,
+    ) -> Result<McpSession, McpError> {
+        let command = spec.display();
+        let Spawned {
+            mut child,
+            pid,
+            stderr,
+            readers,
+        } = spawn(spec, None)?;
         let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
             // Unreachable with piped stdio, but never panic on it.
             let _ = child.kill().await;
@@ -143,13 +132,7 @@ impl McpSession {
             });
         };
 
-        let client = Client::new(
-            ClientConfig::new(
-                ClientCapabilities::default(),
-                Implementation::new("navbench", env!("CARGO_PKG_VERSION")),
-            )
-            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE),
-        );
+        let client = new_client();
         let client_info = client.clone();
         let (stdout, stdin, mut incidents) = guard::guard(stdout, stdin);
         let handshake = async {
@@ -172,33 +155,29 @@ impl McpSession {
         };
         match outcome {
             Ok(Ok((service, tools))) => {
-                let instructions = service
-                    .peer_info()
-                    .and_then(|info| info.instructions.clone());
                 tracing::debug!(
                     command = %command,
                     tools = tools.len(),
                     elapsed_ms = started.elapsed().as_millis() as u64,
                     "MCP session started"
                 );
-                Ok(McpSession {
-                    command,
-                    call_timeout,
-                    service: Some(service),
-                    client,
-                    child: Some(child),
+                let spawned = Spawned {
+                    child,
                     pid,
                     stderr,
-                    stderr_task,
-                    tools,
-                    instructions,
-                    dead: None,
-                    incidents,
-                })
+                    readers,
+                };
+                Ok(McpSession::connected(
+                    command,
+                    call_timeout,
+                    (service, client, tools),
+                    spawned,
+                    Some(incidents),
+                ))
             }
             Ok(Err((phase, reason))) => {
                 let status = wait_or_kill(&mut child, FAILURE_GRACE).await;
-                drain_stderr(stderr_task).await;
+                drain_output(readers).await;
                 Err(McpError::Startup {
                     command,
                     phase,
@@ -210,13 +189,45 @@ impl McpSession {
             Err(_elapsed) => {
                 let _ = child.kill().await;
                 kill_group(pid);
-                drain_stderr(stderr_task).await;
+                drain_output(readers).await;
                 Err(McpError::StartupTimeout {
                     command,
                     timeout: call_timeout,
                     stderr: stderr.text(),
                 })
             }
+        }
+    }
+
+    /// A session whose handshake and `tools/list` succeeded. `incidents` come from
+    /// the stdio guard; `None` over HTTP, which has no stdio to guard.
+    pub(super) fn connected(
+        command: String,
+        call_timeout: Duration,
+        (service, client, tools): (RunningService<RoleClient, Client>, Client, Vec<Tool>),
+        spawned: Spawned,
+        incidents: Option<tokio::sync::watch::Receiver<Option<Incident>>>,
+    ) -> McpSession {
+        let over_http = incidents.is_none();
+        // Without a guard the sender is dropped at once, so no incident ever comes.
+        let incidents = incidents.unwrap_or_else(|| tokio::sync::watch::channel(None).1);
+        let instructions = service
+            .peer_info()
+            .and_then(|info| info.instructions.clone());
+        McpSession {
+            command,
+            call_timeout,
+            service: Some(service),
+            client,
+            child: Some(spawned.child),
+            pid: spawned.pid,
+            stderr: spawned.stderr,
+            readers: spawned.readers,
+            tools,
+            instructions,
+            dead: None,
+            over_http,
+            incidents,
         }
     }
 
@@ -346,7 +357,7 @@ impl McpSession {
                     Some(child) => wait_or_kill(child, FAILURE_GRACE).await,
                     None => "process already gone".to_string(),
                 };
-                drain_stderr(self.stderr_task.take()).await;
+                drain_output(std::mem::take(&mut self.readers)).await;
                 let reason = format!("server failed during tools/call '{tool}': {e}; {status}");
                 self.mark_dead(&reason).await;
                 CallOutcome::failure(
@@ -417,12 +428,16 @@ impl McpSession {
             // Cancelling drops the transport, which closes the server's stdin.
             let _ = tokio::time::timeout(SHUTDOWN_GRACE, service.cancel()).await;
         }
+        if self.over_http {
+            // Its stdin was never a channel: ask it to stop as a terminal would.
+            signal_group(self.pid, Signal::Term);
+        }
         if let Some(mut child) = self.child.take() {
             let status = wait_or_kill(&mut child, SHUTDOWN_GRACE).await;
             tracing::debug!(command = %self.command, %status, "MCP server stopped");
         }
         kill_group(self.pid);
-        drain_stderr(self.stderr_task.take()).await;
+        drain_output(std::mem::take(&mut self.readers)).await;
     }
 }
 
@@ -435,10 +450,121 @@ impl Drop for McpSession {
             let _ = child.try_wait();
             kill_group(self.pid);
         }
-        if let Some(task) = self.stderr_task.take() {
+        for task in self.readers.drain(..) {
             task.abort();
         }
     }
+}
+
+/// The client handler every session uses: navbench's identity, no capabilities
+/// beyond receiving progress.
+pub(super) fn new_client() -> Client {
+    Client::new(
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("navbench", env!("CARGO_PKG_VERSION")),
+        )
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE),
+    )
+}
+
+/// A server child just spawned, with tasks copying its output into [`StderrTail`].
+pub(super) struct Spawned {
+    pub child: Child,
+    pub pid: Option<u32>,
+    pub stderr: StderrTail,
+    /// One task per pipe read (stderr; and stdout when it is not the MCP channel).
+    pub readers: Vec<JoinHandle<()>>,
+}
+
+/// Spawns `spec`'s program as the leader of its own process group, stdin and stdout
+/// piped (the MCP channel), stderr read into a tail. With `urls`, stdout is not MCP: it is read into
+/// the tail too, and the first `http(s)://` URL printed on either stream is sent.
+pub(super) fn spawn(
+    spec: &ServerSpec,
+    urls: Option<tokio::sync::watch::Sender<Option<String>>>,
+) -> Result<Spawned, McpError> {
+    let command = spec.display();
+    let mut cmd = Command::new(&spec.program);
+    // Over HTTP, stdin is not a channel: a server must not wait on it.
+    let stdin = if urls.is_some() {
+        Stdio::null()
+    } else {
+        Stdio::piped()
+    };
+    cmd.args(&spec.args)
+        .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    own_process_group(&mut cmd);
+    if let Some(cwd) = &spec.cwd {
+        cmd.current_dir(cwd);
+    }
+    let mut child = cmd.spawn().map_err(|source| McpError::Spawn {
+        command: command.clone(),
+        source,
+    })?;
+    let pid = child.id();
+    let stderr = StderrTail::default();
+    let mut readers = Vec::new();
+    if let Some(pipe) = child.stderr.take() {
+        readers.push(read_output(
+            pipe,
+            stderr.clone(),
+            command.clone(),
+            urls.clone(),
+        ));
+    }
+    if let Some(urls) = urls
+        && let Some(pipe) = child.stdout.take()
+    {
+        readers.push(read_output(pipe, stderr.clone(), command, Some(urls)));
+    }
+    Ok(Spawned {
+        child,
+        pid,
+        stderr,
+        readers,
+    })
+}
+
+/// Copies one output pipe of the child into `tail` (and the `trace` log); with
+/// `urls`, also sends the first URL seen on a whole line.
+fn read_output(
+    mut pipe: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+    tail: StderrTail,
+    name: String,
+    urls: Option<tokio::sync::watch::Sender<Option<String>>>,
+) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut buf = vec![0u8; 4096];
+        let mut line = Vec::new();
+        while let Ok(n) = pipe.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+            tail.push(&buf[..n]);
+            tracing::trace!(server = %name, "output: {}", String::from_utf8_lossy(&buf[..n]).trim_end());
+            let Some(urls) = &urls else { continue };
+            for &b in &buf[..n] {
+                if b != b'\n' {
+                    // A line is scanned for a URL only up to 4 KiB.
+                    if line.len() < 4096 {
+                        line.push(b);
+                    }
+                    continue;
+                }
+                if urls.borrow().is_none()
+                    && let Some(url) = super::http::printed_url(&String::from_utf8_lossy(&line))
+                {
+                    let _ = urls.send(Some(url));
+                }
+                line.clear();
+            }
+        }
+    })
 }
 
 /// Waits up to `grace` for the child to exit, kills it otherwise, and reaps it.
@@ -503,29 +629,43 @@ fn own_process_group(cmd: &mut Command) {
 
 /// SIGKILLs the process group led by `pid` (the server and anything it left behind).
 /// Harmless when the group is already empty.
-fn kill_group(pid: Option<u32>) {
+pub(super) fn kill_group(pid: Option<u32>) {
+    signal_group(pid, Signal::Kill);
+}
+
+/// The signals sent to a server's process group.
+#[derive(Clone, Copy)]
+enum Signal {
+    Term,
+    Kill,
+}
+
+fn signal_group(pid: Option<u32>, signal: Signal) {
     #[cfg(unix)]
     if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok())
         && pid > 0
     {
+        let sig = match signal {
+            Signal::Term => libc::SIGTERM,
+            Signal::Kill => libc::SIGKILL,
+        };
         // SAFETY: kill(2) with a negative pid signals a process group; no memory is
         // involved.
         unsafe {
-            libc::kill(-pid, libc::SIGKILL);
+            libc::kill(-pid, sig);
         }
     }
     #[cfg(not(unix))]
-    let _ = pid;
+    let _ = (pid, signal);
 }
 
-/// Lets the stderr reader catch the last output of an exited child (bounded wait).
-async fn drain_stderr(task: Option<JoinHandle<()>>) {
-    if let Some(mut task) = task
-        && tokio::time::timeout(FAILURE_GRACE, &mut task)
-            .await
-            .is_err()
-    {
-        task.abort();
+/// Lets the output readers catch the last output of an exited child (bounded wait).
+pub(super) async fn drain_output(tasks: Vec<JoinHandle<()>>) {
+    let deadline = tokio::time::Instant::now() + FAILURE_GRACE;
+    for mut task in tasks {
+        if tokio::time::timeout_at(deadline, &mut task).await.is_err() {
+            task.abort();
+        }
     }
 }
 

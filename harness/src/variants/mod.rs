@@ -130,6 +130,7 @@ pub trait Variant: Sync {
             args,
             env: Vec::new(),
             cwd: None,
+            transport: crate::mcp_client::Transport::Stdio,
         }
     }
 }

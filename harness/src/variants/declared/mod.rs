@@ -51,7 +51,7 @@ use anyhow::Context;
 pub use preflight::preflight;
 
 use super::{PolicyFuture, Preparation, Prepared, Variant};
-use crate::mcp_client::{ServerSpec, locate_server_binary};
+use crate::mcp_client::{ServerSpec, Transport, locate_server_binary};
 use crate::policy::{Driver, Task};
 use extract::Extractor;
 use schema::FusionDecl;
@@ -81,6 +81,30 @@ pub struct Launch {
     pub args: Vec<Template>,
     pub env: Vec<(String, Template)>,
     pub cwd: Option<Template>,
+    /// `None`: stdio. `Some(url)`: Streamable HTTP at `url`, or (`Some(None)`) at the
+    /// URL the server prints.
+    pub http: Option<Option<Template>>,
+}
+
+impl Launch {
+    /// True when a template of the launch names `{port}`, so one must be picked.
+    fn uses_port(&self) -> bool {
+        let named = |t: &Template| t.fields().any(|f| f == "port");
+        named(&self.command)
+            || self.args.iter().any(named)
+            || self.env.iter().any(|(_, t)| named(t))
+            || self.cwd.iter().any(named)
+            || self.http.iter().flatten().any(named)
+    }
+}
+
+/// A loopback TCP port free right now (the OS picks it), for `{port}`.
+fn free_port() -> String {
+    std::net::TcpListener::bind(("127.0.0.1", 0))
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port().to_string())
+        // No port to be had: the server's own bind fails with a clear message.
+        .unwrap_or_else(|_| "0".to_string())
 }
 
 /// One templated tool call (setup or step) and the line it is declared on.
@@ -157,12 +181,27 @@ impl Declared {
         cache.join("variants").join(self.name)
     }
 
+    /// The values of `[server]` templates for one launch (a fresh `{port}` each).
     fn launch_values(&self, workdir: &Path, cache: &Path) -> BTreeMap<&'static str, String> {
+        let port = if self.launch.uses_port() {
+            free_port()
+        } else {
+            String::new()
+        };
         BTreeMap::from([
             ("root", super::arg(workdir)),
             ("cache", super::arg(cache)),
             ("install", super::arg(&self.install_dir(cache))),
+            ("port", port),
         ])
+    }
+
+    fn render_args(&self, vals: &BTreeMap<&'static str, String>) -> Vec<String> {
+        self.launch
+            .args
+            .iter()
+            .map(|a| a.render(vals).unwrap_or_default())
+            .collect()
     }
 }
 
@@ -297,12 +336,7 @@ impl Variant for Declared {
         Ok(Prepared::default())
     }
     fn server_args(&self, workdir: &Path, cache: &Path) -> Vec<String> {
-        let vals = self.launch_values(workdir, cache);
-        self.launch
-            .args
-            .iter()
-            .map(|a| a.render(&vals).unwrap_or_default())
-            .collect()
+        self.render_args(&self.launch_values(workdir, cache))
     }
     fn server_spec(
         &self,
@@ -317,11 +351,17 @@ impl Variant for Declared {
         } else {
             program
         };
-        let mut args = self.server_args(workdir, cache);
+        // One set of values, so `{port}` is the same in the args and the URL.
+        let mut args = self.render_args(&vals);
         args.extend(prepared.args.iter().cloned());
+        let transport = match &self.launch.http {
+            None => Transport::Stdio,
+            Some(url) => Transport::Http(url.as_ref().map(|u| u.render(&vals).unwrap_or_default())),
+        };
         ServerSpec {
             program,
             args,
+            transport,
             env: self
                 .launch
                 .env

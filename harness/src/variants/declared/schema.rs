@@ -59,6 +59,10 @@ pub struct ServerDecl {
     #[serde(default)]
     pub env: BTreeMap<String, Spanned<String>>,
     pub cwd: Option<Spanned<String>>,
+    /// `stdio` (default) or `http` (Streamable HTTP).
+    pub transport: Option<Spanned<String>>,
+    /// With `http`: where the server listens (a template; `{port}` is a free port the
+    /// harness picks). Absent: the first URL the server prints.
     pub url: Option<Spanned<String>>,
 }
 

@@ -12,7 +12,8 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 /// Fields of `[server]` templates.
-pub const LAUNCH_FIELDS: &[&str] = &["root", "cache", "install"];
+/// `port` is a free loopback port, picked per launch, for a server over HTTP.
+pub const LAUNCH_FIELDS: &[&str] = &["root", "cache", "install", "port"];
 
 /// Fields of every step and setup call.
 pub const BASE_FIELDS: &[&str] = &[

@@ -153,20 +153,14 @@ fn check_str(s: &str, at: usize, allowed: &[&str], r: &Refuse<'_>) -> anyhow::Re
 
 fn compile_launch(decl: &FileDecl, r: &Refuse<'_>) -> anyhow::Result<Launch> {
     let s = decl.server.get_ref();
-    if let Some(url) = &s.url {
-        return Err(r(
-            url.span().start,
-            "url: navbench's MCP client speaks stdio only; declare command = \"...\" and args instead (a Streamable HTTP server usually has a stdio mode)".into(),
-        ));
-    }
     let Some(command) = &s.command else {
         return Err(r(
             decl.server.span().start,
-            "[server] needs command = \"program\" (a navbench server binary, a program on PATH, or \"{install}/bin/...\")".into(),
+            "[server] needs command = \"program\" (a navbench server binary, a program on PATH, or \"{install}/bin/...\"); over HTTP too, navbench launches the server itself".into(),
         ));
     };
     let f = template::LAUNCH_FIELDS;
-    Ok(Launch {
+    let launch = Launch {
         command: checked(command, f, r)?,
         command_text: command.get_ref().clone(),
         args: s
@@ -180,7 +174,63 @@ fn compile_launch(decl: &FileDecl, r: &Refuse<'_>) -> anyhow::Result<Launch> {
             .map(|(k, v)| Ok((k.clone(), checked(v, f, r)?)))
             .collect::<anyhow::Result<_>>()?,
         cwd: s.cwd.as_ref().map(|c| checked(c, f, r)).transpose()?,
-    })
+        http: compile_transport(s, r)?,
+    };
+    if let (Some(url), Some(Some(t))) = (&s.url, &launch.http) {
+        let passes_port = |t: &Template| t.fields().any(|f| f == "port");
+        if t.fields().any(|f| f == "port")
+            && !(launch.args.iter().any(passes_port)
+                || launch.env.iter().any(|(_, t)| passes_port(t)))
+        {
+            return Err(r(
+                url.span().start,
+                "url names {port}, but no arg or env passes {port} to the server, so it cannot listen there; add it to args (e.g. \"--port\", \"{port}\")".into(),
+            ));
+        }
+    }
+    Ok(launch)
+}
+
+/// `transport` and `url`: `None` for stdio; `Some(url)` for Streamable HTTP, at the
+/// declared URL or (`Some(None)`) the one the server prints.
+fn compile_transport(
+    s: &super::schema::ServerDecl,
+    r: &Refuse<'_>,
+) -> anyhow::Result<Option<Option<Template>>> {
+    let http = match &s.transport {
+        None => s.url.is_some(),
+        Some(t) => match t.get_ref().as_str() {
+            "stdio" => false,
+            "http" => true,
+            other => {
+                return Err(r(
+                    t.span().start,
+                    format!(
+                        "transport = \"{other}\" is not one navbench speaks; write \"stdio\" (the default) or \"http\" (Streamable HTTP)"
+                    ),
+                ));
+            }
+        },
+    };
+    let Some(url) = &s.url else {
+        return Ok(http.then_some(None));
+    };
+    if !http {
+        return Err(r(
+            url.span().start,
+            "url is for a server over Streamable HTTP, but transport = \"stdio\"; write transport = \"http\" (or leave transport out)".into(),
+        ));
+    }
+    let text = url.get_ref();
+    if !(text.starts_with("http://") || text.starts_with("https://")) {
+        return Err(r(
+            url.span().start,
+            format!(
+                "url = \"{text}\" must start with http:// or https://, e.g. \"http://127.0.0.1:{{port}}/mcp\""
+            ),
+        ));
+    }
+    Ok(Some(Some(checked(url, template::LAUNCH_FIELDS, r)?)))
 }
 
 /// A setup call's `timeout_secs`: a whole number of seconds from 1 to a day.
@@ -372,6 +422,62 @@ extract = { items = "/matches/*", path = "/path", line = "/line" }
         );
     }
 
+    /// `GOOD` with these lines added to `[server]`.
+    fn server_with(lines: &str) -> String {
+        GOOD.replace(
+            "args = [\"--root\", \"{root}\"]",
+            &format!("args = [\"--root\", \"{{root}}\"]\n{lines}"),
+        )
+    }
+
+    #[test]
+    fn http_launches_compile_to_a_url_or_the_printed_one() {
+        let c = compile(&server_with("transport = \"http\""), Path::new("v.toml")).unwrap();
+        assert!(matches!(c.launch.http, Some(None)), "{:?}", c.launch.http);
+        let text =
+            server_with("url = \"http://127.0.0.1:{port}/mcp\"\nenv = { PORT = \"{port}\" }");
+        let c = compile(&text, Path::new("v.toml")).unwrap();
+        let Some(Some(url)) = &c.launch.http else {
+            panic!("{:?}", c.launch.http)
+        };
+        assert_eq!(url.fields().collect::<Vec<_>>(), ["port"]);
+        assert!(
+            compile(GOOD, Path::new("v.toml"))
+                .unwrap()
+                .launch
+                .http
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn bad_http_launches_are_refused_with_their_line() {
+        let e = err(&server_with("transport = \"sse\""));
+        assert!(
+            e.starts_with("v.toml:5:") && e.contains("write \"stdio\" (the default) or \"http\""),
+            "{e}"
+        );
+        let e = err(&server_with(
+            "transport = \"stdio\"\nurl = \"http://127.0.0.1:1/mcp\"",
+        ));
+        assert!(
+            e.starts_with("v.toml:6:") && e.contains("transport = \"http\""),
+            "{e}"
+        );
+        let e = err(&server_with("url = \"127.0.0.1:{port}/mcp\""));
+        assert!(e.starts_with("v.toml:5:") && e.contains("http://"), "{e}");
+        let e = err(&server_with("url = \"http://127.0.0.1:{port}/mcp\""));
+        assert!(
+            e.starts_with("v.toml:5:") && e.contains("no arg or env passes {port}"),
+            "{e}"
+        );
+        let e = err(&server_with("url = \"http://{host}/mcp\""));
+        assert!(
+            e.starts_with("v.toml:5:") && e.contains("names {host}"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn bad_extractors_and_launches_are_refused() {
         let e = err(&GOOD.replace("\"/matches/*\"", "\"matches\""));
@@ -386,7 +492,7 @@ extract = { items = "/matches/*", path = "/path", line = "/line" }
         assert!(e.contains("(?P<path>...)"), "{e}");
         let e = err(&GOOD.replace("command = \"navbench-text\"", "url = \"http://x\""));
         assert!(
-            e.starts_with("v.toml:3:") && e.contains("stdio only"),
+            e.starts_with("v.toml:2:") && e.contains("needs command"),
             "{e}"
         );
         let e = err(&GOOD.replace("name = \"t\"", "name = \"a b\""));

@@ -1,0 +1,224 @@
+//! Streamable HTTP: a server launched as a child process that serves MCP at a URL
+//! instead of over its stdio ([`super::Transport::Http`]).
+//!
+//! The URL is the one the spec names or, when it names none, the first `http://` or
+//! `https://` URL the server prints on stdout or stderr (servers that pick a free port
+//! say where they listen). The harness connects once the URL is known, retrying while
+//! the server is not yet listening, all within the start-up timeout. Everything else
+//! is as over stdio: the child leads its own process group, its output is kept for
+//! error messages, and the session ends by stopping (then killing) that group.
+
+use std::time::Duration;
+
+use rmcp::ServiceExt as _;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use tokio::process::Child;
+use tokio::sync::watch;
+
+use super::session::{Spawned, drain_output, kill_group, new_client, spawn};
+use super::{McpError, McpSession, ServerSpec, guard};
+
+/// What to do about a server that does not say where it listens.
+const URL_HINT: &str = "check that its args start it in its HTTP mode (a server on stdio prints no URL), or name the URL in the declaration: url = \"http://127.0.0.1:{port}/mcp\" with {port} in its args";
+
+/// How long to wait before connecting again to a server not yet listening.
+const RETRY: Duration = Duration::from_millis(100);
+
+/// Spawns `spec`, finds its URL, connects, and lists its tools, within `timeout`.
+pub(super) async fn start(
+    spec: &ServerSpec,
+    url: Option<&str>,
+    timeout: Duration,
+) -> Result<McpSession, McpError> {
+    let command = spec.display();
+    // A URL the spec names is there from the start; the readers only fill an empty slot.
+    let (urls, mut url_rx) = watch::channel(url.map(str::to_string));
+    let Spawned {
+        mut child,
+        pid,
+        stderr,
+        readers,
+    } = spawn(spec, Some(urls))?;
+    let mut stage = Stage::WaitingForUrl;
+    let outcome = tokio::time::timeout(timeout, connect(&mut url_rx, &mut child, &mut stage)).await;
+    match outcome {
+        Ok(Ok(parts)) => {
+            tracing::debug!(command = %command, url = %stage, "MCP session started over HTTP");
+            let spawned = Spawned {
+                child,
+                pid,
+                stderr,
+                readers,
+            };
+            Ok(McpSession::connected(
+                command, timeout, parts, spawned, None,
+            ))
+        }
+        Ok(Err((phase, reason))) => {
+            let _ = child.kill().await;
+            kill_group(pid);
+            drain_output(readers).await;
+            Err(McpError::Startup {
+                command,
+                phase,
+                reason,
+                status: None,
+                stderr: stderr.text(),
+            })
+        }
+        Err(_elapsed) => {
+            let _ = child.kill().await;
+            kill_group(pid);
+            drain_output(readers).await;
+            Err(McpError::Startup {
+                command,
+                phase: "MCP initialize over HTTP",
+                reason: format!("no session within {timeout:?}: {stage}; the server was killed"),
+                status: None,
+                stderr: stderr.text(),
+            })
+        }
+    }
+}
+
+/// Where the start-up got to, for the message if it times out.
+enum Stage {
+    WaitingForUrl,
+    Connecting { url: String, last_error: String },
+}
+
+impl std::fmt::Display for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stage::WaitingForUrl => write!(f, "the server printed no http:// URL; {URL_HINT}"),
+            Stage::Connecting { url, last_error } if last_error.is_empty() => {
+                write!(f, "{url} did not answer the handshake")
+            }
+            Stage::Connecting { url, last_error } => {
+                write!(f, "connecting to {url} failed: {last_error}")
+            }
+        }
+    }
+}
+
+type Connected = (
+    rmcp::service::RunningService<rmcp::RoleClient, super::progress::Client>,
+    super::progress::Client,
+    Vec<rmcp::model::Tool>,
+);
+
+/// Waits for the URL, then connects until the server answers `initialize`, then lists
+/// its tools. Fails at once when the server exits.
+async fn connect(
+    url_rx: &mut watch::Receiver<Option<String>>,
+    child: &mut Child,
+    stage: &mut Stage,
+) -> Result<Connected, (&'static str, String)> {
+    let url = loop {
+        if let Some(url) = url_rx.borrow_and_update().clone() {
+            break url;
+        }
+        tokio::select! {
+            changed = url_rx.changed() => if changed.is_err() {
+                return Err(("MCP initialize over HTTP", format!("the server closed its output without printing an http:// URL; {URL_HINT}")));
+            },
+            status = child.wait() => {
+                return Err(("MCP initialize over HTTP", format!("the server exited ({}) before printing an http:// URL; {URL_HINT}", describe(status))));
+            }
+        }
+    };
+    let http = reqwest::Client::builder()
+        // The server is our own child on this machine: never route it through a proxy.
+        .no_proxy()
+        .build()
+        .map_err(|e| {
+            (
+                "MCP initialize over HTTP",
+                format!("cannot build an HTTP client: {e}"),
+            )
+        })?;
+    *stage = Stage::Connecting {
+        url: url.clone(),
+        last_error: String::new(),
+    };
+    loop {
+        let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+            .max_json_response_size(guard::MAX_MESSAGE_BYTES);
+        let transport = StreamableHttpClientTransport::with_client(http.clone(), config);
+        let client = new_client();
+        match client.clone().serve(transport).await {
+            Ok(service) => {
+                let tools = service
+                    .list_all_tools()
+                    .await
+                    .map_err(|e| ("tools/list", e.to_string()))?;
+                return Ok((service, client, tools));
+            }
+            Err(e) => {
+                *stage = Stage::Connecting {
+                    url: url.clone(),
+                    last_error: e.to_string(),
+                }
+            }
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err((
+                "MCP initialize over HTTP",
+                format!("{stage}; the server exited with {status}"),
+            ));
+        }
+        tokio::time::sleep(RETRY).await;
+    }
+}
+
+fn describe(status: std::io::Result<std::process::ExitStatus>) -> String {
+    match status {
+        Ok(status) => status.to_string(),
+        Err(e) => format!("its status is unknown: {e}"),
+    }
+}
+
+/// The first `http://` or `https://` URL in `line`, without trailing punctuation.
+pub(super) fn printed_url(line: &str) -> Option<String> {
+    let start = match (line.find("http://"), line.find("https://")) {
+        (Some(a), Some(b)) => a.min(b),
+        (a, b) => a.or(b)?,
+    };
+    let rest = &line[start..];
+    let scheme = rest.find("//").map_or(0, |i| i + 2);
+    let end = rest
+        .find(|c: char| c.is_whitespace() || "\"'<>()[]{}`".contains(c))
+        .unwrap_or(rest.len());
+    let url = rest[..end].trim_end_matches(['.', ',', ';', ':']);
+    (url.len() > scheme).then(|| url.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::printed_url;
+
+    #[test]
+    fn finds_the_url_a_server_prints() {
+        assert_eq!(
+            printed_url("navbench-retrieval: listening on http://127.0.0.1:40123/mcp").as_deref(),
+            Some("http://127.0.0.1:40123/mcp")
+        );
+        assert_eq!(
+            printed_url("INFO: Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)")
+                .as_deref(),
+            Some("http://0.0.0.0:8000")
+        );
+        assert_eq!(
+            printed_url("serving at <https://localhost:9/mcp>.").as_deref(),
+            Some("https://localhost:9/mcp")
+        );
+        assert_eq!(printed_url("no url here"), None);
+        assert_eq!(printed_url("just http://"), None);
+        assert_eq!(printed_url("at http://x").as_deref(), Some("http://x"));
+        assert_eq!(
+            printed_url("https://a/mcp or http://b/mcp").as_deref(),
+            Some("https://a/mcp")
+        );
+    }
+}
