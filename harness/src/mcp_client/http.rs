@@ -16,7 +16,8 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use tokio::process::Child;
 use tokio::sync::watch;
 
-use super::session::{Spawned, drain_output, kill_group, new_client, spawn};
+use super::child::{Spawned, drain_output, kill_group, spawn};
+use super::session::new_client;
 use super::{McpError, McpSession, ServerSpec, guard};
 
 /// What to do about a server that does not say where it listens.

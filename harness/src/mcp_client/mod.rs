@@ -40,9 +40,11 @@
 //!   Streamable HTTP to it, at the URL the spec names or the one the server prints.
 //!
 //! Its parts: [`launch`] (what to run and where the binary is), [`session`] (the live
-//! connection), [`http`] (reaching a server over Streamable HTTP), [`guard`] (the
+//! connection), [`child`] (the server process: spawn, output tail, group signals),
+//! [`http`] (reaching a server over Streamable HTTP), [`guard`] (the
 //! checks on its stdio) and [`outcome`] (what one call gave).
 
+mod child;
 pub mod guard;
 mod http;
 mod launch;

@@ -1,10 +1,6 @@
 //! [`McpSession`]: one server child process spoken to over MCP — start-up handshake,
 //! tool calls under a timeout, shutdown that always reaps the child.
 
-use std::collections::VecDeque;
-
-use std::process::Stdio;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
@@ -14,43 +10,19 @@ use rmcp::model::{
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceError, ServiceExt as _};
 use serde::Serialize;
-use tokio::io::AsyncReadExt as _;
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 use tokio::task::JoinHandle;
 
+use super::child::{
+    FAILURE_GRACE, Signal, Spawned, StderrTail, drain_output, kill_group, signal_group, spawn,
+    wait_or_kill,
+};
 use super::guard::{self, Incident};
 use super::progress::{Client, ProgressSink};
 use super::{CallOutcome, McpError, ServerSpec, Transport, stderr_suffix};
 
-/// How much of a server's stderr is kept for error messages.
-const STDERR_TAIL_BYTES: usize = 8 * 1024;
 /// How long a closed server gets to exit by itself before it is killed.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
-/// How long to wait for a failed server's exit status and last stderr output.
-const FAILURE_GRACE: Duration = Duration::from_millis(500);
-
-/// The last bytes a child wrote to stderr.
-#[derive(Debug, Clone, Default)]
-pub(super) struct StderrTail(Arc<Mutex<VecDeque<u8>>>);
-
-impl StderrTail {
-    fn push(&self, bytes: &[u8]) {
-        let Ok(mut buf) = self.0.lock() else { return };
-        buf.extend(bytes);
-        let excess = buf.len().saturating_sub(STDERR_TAIL_BYTES);
-        buf.drain(..excess);
-    }
-
-    pub(super) fn text(&self) -> String {
-        let Ok(buf) = self.0.lock() else {
-            return String::new();
-        };
-        let (a, b) = buf.as_slices();
-        let mut bytes = a.to_vec();
-        bytes.extend_from_slice(b);
-        String::from_utf8_lossy(&bytes).into_owned()
-    }
-}
 
 /// Tool definition as an agent's context carries it.
 #[derive(Serialize)]
@@ -468,130 +440,6 @@ pub(super) fn new_client() -> Client {
     )
 }
 
-/// A server child just spawned, with tasks copying its output into [`StderrTail`].
-pub(super) struct Spawned {
-    pub child: Child,
-    pub pid: Option<u32>,
-    pub stderr: StderrTail,
-    /// One task per pipe read (stderr; and stdout when it is not the MCP channel).
-    pub readers: Vec<JoinHandle<()>>,
-}
-
-/// Spawns `spec`'s program as the leader of its own process group, stdin and stdout
-/// piped (the MCP channel), stderr read into a tail. With `urls`, stdout is not MCP: it is read into
-/// the tail too, and the first `http(s)://` URL printed on either stream is sent.
-pub(super) fn spawn(
-    spec: &ServerSpec,
-    urls: Option<tokio::sync::watch::Sender<Option<String>>>,
-) -> Result<Spawned, McpError> {
-    let command = spec.display();
-    let mut cmd = Command::new(&spec.program);
-    // Over HTTP, stdin is not a channel: a server must not wait on it.
-    let stdin = if urls.is_some() {
-        Stdio::null()
-    } else {
-        Stdio::piped()
-    };
-    cmd.args(&spec.args)
-        .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .stdin(stdin)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    own_process_group(&mut cmd);
-    if let Some(cwd) = &spec.cwd {
-        cmd.current_dir(cwd);
-    }
-    let mut child = cmd.spawn().map_err(|source| McpError::Spawn {
-        command: command.clone(),
-        source,
-    })?;
-    let pid = child.id();
-    let stderr = StderrTail::default();
-    let mut readers = Vec::new();
-    if let Some(pipe) = child.stderr.take() {
-        readers.push(read_output(
-            pipe,
-            stderr.clone(),
-            command.clone(),
-            urls.clone(),
-        ));
-    }
-    if let Some(urls) = urls
-        && let Some(pipe) = child.stdout.take()
-    {
-        readers.push(read_output(pipe, stderr.clone(), command, Some(urls)));
-    }
-    Ok(Spawned {
-        child,
-        pid,
-        stderr,
-        readers,
-    })
-}
-
-/// Copies one output pipe of the child into `tail` (and the `trace` log); with
-/// `urls`, also sends the first URL seen on a whole line.
-fn read_output(
-    mut pipe: impl tokio::io::AsyncRead + Unpin + Send + 'static,
-    tail: StderrTail,
-    name: String,
-    urls: Option<tokio::sync::watch::Sender<Option<String>>>,
-) -> JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut buf = vec![0u8; 4096];
-        let mut line = Vec::new();
-        while let Ok(n) = pipe.read(&mut buf).await {
-            if n == 0 {
-                break;
-            }
-            tail.push(&buf[..n]);
-            tracing::trace!(server = %name, "output: {}", String::from_utf8_lossy(&buf[..n]).trim_end());
-            let Some(urls) = &urls else { continue };
-            for &b in &buf[..n] {
-                if b != b'\n' {
-                    // A line is scanned for a URL only up to 4 KiB.
-                    if line.len() < 4096 {
-                        line.push(b);
-                    }
-                    continue;
-                }
-                if urls.borrow().is_none()
-                    && let Some(url) = super::http::printed_url(&String::from_utf8_lossy(&line))
-                {
-                    let _ = urls.send(Some(url));
-                }
-                line.clear();
-            }
-        }
-    })
-}
-
-/// Waits up to `grace` for the child to exit, kills it otherwise, and reaps it.
-/// Returns a description of how it ended.
-/// Whatever the server left running in its process group (grandchildren) is killed
-/// too.
-async fn wait_or_kill(child: &mut Child, grace: Duration) -> String {
-    let pid = child.id();
-    let ended = async {
-        if let Ok(Some(status)) = child.try_wait() {
-            return format!("it exited with {status}");
-        }
-        if !grace.is_zero()
-            && let Ok(Ok(status)) = tokio::time::timeout(grace, child.wait()).await
-        {
-            return format!("it exited with {status}");
-        }
-        match child.kill().await {
-            Ok(()) => "it was killed".to_string(),
-            Err(e) => format!("killing it failed: {e}"),
-        }
-    }
-    .await;
-    kill_group(pid);
-    ended
-}
-
 /// Waits for the guard's first incident (forever if there is none).
 async fn next_incident(rx: &mut tokio::sync::watch::Receiver<Option<Incident>>) -> Incident {
     let incident = rx
@@ -603,69 +451,6 @@ async fn next_incident(rx: &mut tokio::sync::watch::Receiver<Option<Incident>>) 
         Some(incident) => incident,
         // The guard is gone (the transport closed): rmcp reports that itself.
         None => std::future::pending().await,
-    }
-}
-
-/// Starts the server as the leader of a process group of its own, so that
-/// [`kill_group`] reaches whatever it spawns, and (on Linux) asks the kernel to kill
-/// it if the harness dies, so a SIGKILLed run leaves no server behind.
-fn own_process_group(cmd: &mut Command) {
-    #[cfg(unix)]
-    cmd.process_group(0);
-    #[cfg(target_os = "linux")]
-    // SAFETY: the closure runs in the forked child before exec and only calls
-    // `prctl`, which is async-signal-safe. The death signal follows the thread that
-    // spawned the child: sessions start on runtime worker threads, which live as long
-    // as the runtime.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-}
-
-/// SIGKILLs the process group led by `pid` (the server and anything it left behind).
-/// Harmless when the group is already empty.
-pub(super) fn kill_group(pid: Option<u32>) {
-    signal_group(pid, Signal::Kill);
-}
-
-/// The signals sent to a server's process group.
-#[derive(Clone, Copy)]
-enum Signal {
-    Term,
-    Kill,
-}
-
-fn signal_group(pid: Option<u32>, signal: Signal) {
-    #[cfg(unix)]
-    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok())
-        && pid > 0
-    {
-        let sig = match signal {
-            Signal::Term => libc::SIGTERM,
-            Signal::Kill => libc::SIGKILL,
-        };
-        // SAFETY: kill(2) with a negative pid signals a process group; no memory is
-        // involved.
-        unsafe {
-            libc::kill(-pid, sig);
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = (pid, signal);
-}
-
-/// Lets the output readers catch the last output of an exited child (bounded wait).
-pub(super) async fn drain_output(tasks: Vec<JoinHandle<()>>) {
-    let deadline = tokio::time::Instant::now() + FAILURE_GRACE;
-    for mut task in tasks {
-        if tokio::time::timeout_at(deadline, &mut task).await.is_err() {
-            task.abort();
-        }
     }
 }
 
