@@ -5,14 +5,16 @@
 //! - [`ModuleRetriever`]: BM25 over entity ids (SPEC.md §3.4), used by `search_code`'s
 //!   entity step and by the invalid-entity hints of the traversal tools (SPEC.md §4.8).
 //!
-//! [`open_or_build`] provides both for a repository from [`crate::bm25`]; it is the
-//! single place that knows the BM25 implementation. When the content index cannot
+//! [`open_or_build`] provides both for a repository from [`crate::bm25`]
+//! ([`open_or_build_content`] and [`with_content`] when the content index is built
+//! beside the graph); it is the single place that knows the BM25 implementation. When the content index cannot
 //! be built, the tools fall back to entity search only and say so.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::bm25::{Bm25Index, ModuleIndex};
+use crate::bm25::{Bm25Error, Bm25Index, ModuleIndex};
+use crate::chunk::ChunkStore;
 use crate::graph::CodeGraph;
 
 /// One chunk returned by content search.
@@ -106,8 +108,8 @@ impl ModuleRetriever for ModuleIds {
 }
 
 /// Opens the retrievers of the repository at `root`: the content index from
-/// `index_dir` (a directory of the cache entry) when it is intact, else built and
-/// persisted there (always rebuilt when `rebuild`); the entity-id index
+/// `index_dir` (a directory of the cache entry) when it is intact and current, else
+/// built and persisted there (always rebuilt when `rebuild`); the entity-id index
 /// from the graph's non-test node ids (directories included), in graph order.
 pub fn open_or_build(
     root: &Path,
@@ -115,34 +117,54 @@ pub fn open_or_build(
     index_dir: &Path,
     rebuild: bool,
 ) -> Retrievers {
+    with_content(graph, open_or_build_content(root, index_dir, rebuild, None))
+}
+
+/// The content index of the tree at `root` and whether it was loaded from
+/// `index_dir`: loaded when an intact index there was built from the tree's current
+/// corpus (and `rebuild` is false), else built into `index_dir` with the chunks of
+/// unchanged files from `store`. It needs no graph, so it can be built while the
+/// graph is.
+pub fn open_or_build_content(
+    root: &Path,
+    index_dir: &Path,
+    rebuild: bool,
+    store: Option<&ChunkStore>,
+) -> Result<(Bm25Index, bool), Bm25Error> {
+    if !rebuild {
+        match Bm25Index::open(index_dir) {
+            Ok(idx) if idx.source_fingerprint() == crate::bm25::source_fingerprint(root)? => {
+                return Ok((idx, true));
+            }
+            Ok(_) => {
+                tracing::info!(dir = %index_dir.display(), "the saved BM25 index is stale; building it")
+            }
+            Err(e) => tracing::info!(error = %e, "building the BM25 index"),
+        }
+    }
+    match Bm25Index::build_saved(root, index_dir, store) {
+        Ok(idx) => Ok((idx, false)),
+        Err(e @ (Bm25Error::Chunk(_) | Bm25Error::Json(_))) => Err(e),
+        Err(e) => {
+            // The tree is fine but the cache is not: serve from memory.
+            tracing::warn!(error = %e, dir = %index_dir.display(), "cannot persist the BM25 index");
+            Ok((Bm25Index::build(root)?, false))
+        }
+    }
+}
+
+/// The retrievers of a repository from its graph and its content index (or why
+/// there is none).
+pub fn with_content(
+    graph: &CodeGraph,
+    content: Result<(Bm25Index, bool), Bm25Error>,
+) -> Retrievers {
     let ids: Vec<String> = graph
         .node_indices()
         .map(|ix| graph.node(ix).id.clone())
         .filter(|id| !crate::traverse::is_test_file(id))
         .collect();
     let modules: Arc<dyn ModuleRetriever> = Arc::new(ModuleIds(ModuleIndex::build(&ids)));
-    // The entry directory is keyed by the tree's fingerprint, so an intact saved
-    // index there is current; `Bm25Index::open` verifies its integrity.
-    let opened = if rebuild {
-        None
-    } else {
-        match Bm25Index::open(index_dir) {
-            Ok(idx) => Some(idx),
-            Err(e) => {
-                tracing::info!(error = %e, "building the BM25 index");
-                None
-            }
-        }
-    };
-    let content = match opened {
-        Some(idx) => Ok((idx, true)),
-        None => Bm25Index::build(root).map(|idx| {
-            if let Err(e) = idx.save(index_dir) {
-                tracing::warn!(error = %e, dir = %index_dir.display(), "cannot persist the BM25 index");
-            }
-            (idx, false)
-        }),
-    };
     match content {
         Ok((idx, cache_hit)) => Retrievers {
             content: Some(Arc::new(ContentIndex(idx))),

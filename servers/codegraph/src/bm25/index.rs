@@ -28,6 +28,9 @@ const F_TOKENS: &str = "tokens";
 const F_ORD: &str = "ord";
 const F_LEN: &str = "doc_len";
 const F_CHUNK: &str = "chunk";
+/// The tantivy writer's memory budget: enough for a large repository's chunks in one
+/// segment, so that a one-shot build never flushes and merges segments.
+const WRITER_MEMORY: usize = 200_000_000;
 
 /// One search hit.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,6 +95,10 @@ struct Manifest {
     chunks_fingerprint: String,
     /// Fingerprint of the corpus files the chunks came from (empty when built from chunks).
     source_fingerprint: String,
+    /// The build of the server that wrote it ([`crate::cache::build_identity`]): a
+    /// rebuilt chunker or tokenizer never reads another build's index.
+    #[serde(default)]
+    build: String,
 }
 
 /// A BM25 index over a repository's code chunks.
@@ -203,11 +210,48 @@ impl Bm25Index {
     /// Builds the index of the repository at `root` in memory (LocAgent's chunking and
     /// settings).
     pub fn build(root: &Path) -> Result<Self, Bm25Error> {
-        let fingerprint = source_fingerprint(root)?;
-        let chunks = chunk::chunk_repo(root, &ChunkConfig::default())?;
-        let mut idx = Self::from_chunks(chunks)?;
-        idx.source_fingerprint = fingerprint;
+        let (fingerprint, termed) = Self::chunk_tree(root, None)?;
+        let (chunks, terms): (Vec<Chunk>, Vec<Vec<String>>) = termed.into_iter().unzip();
+        let index = Index::create_in_ram(schema().0);
+        Self::fill(&index, &chunks, &terms)?;
+        Self::load(
+            index,
+            Some(chunks),
+            Bm25Params::default(),
+            fingerprint,
+            None,
+        )
+    }
+
+    /// Builds the index of the repository at `root` straight into `dir` (as
+    /// [`Bm25Index::save`] would write it, replacing what is there; one tantivy
+    /// indexing pass, not one in memory and one on disk), taking the chunks of
+    /// files an earlier build chunked from `store`. The index equals [`Bm25Index::build`]'s.
+    pub fn build_saved(
+        root: &Path,
+        dir: &Path,
+        store: Option<&chunk::ChunkStore>,
+    ) -> Result<Self, Bm25Error> {
+        let (fingerprint, termed) = Self::chunk_tree(root, store)?;
+        let (chunks, terms): (Vec<Chunk>, Vec<Vec<String>>) = termed.into_iter().unzip();
+        let index = Self::create_in(dir)?;
+        Self::fill(&index, &chunks, &terms)?;
+        let params = Bm25Params::default();
+        let idx = Self::load(index, Some(chunks), params, fingerprint, Some(dir))?;
+        idx.write_manifest(dir)?;
         Ok(idx)
+    }
+
+    /// The source fingerprint and the chunks of the tree at `root`.
+    fn chunk_tree(
+        root: &Path,
+        store: Option<&chunk::ChunkStore>,
+    ) -> Result<(String, Vec<chunk::store::TermedChunk>), Bm25Error> {
+        let started = std::time::Instant::now();
+        let fingerprint = source_fingerprint(root)?;
+        let chunks = chunk::chunk_repo_with_terms(root, &ChunkConfig::default(), store)?;
+        tracing::debug!(elapsed = ?started.elapsed(), chunks = chunks.len(), "BM25: corpus fingerprinted and chunked");
+        Ok((fingerprint, chunks))
     }
 
     /// Builds an in-memory index over the given chunks (in this order).
@@ -222,29 +266,34 @@ impl Bm25Index {
         params: Bm25Params,
         source_fingerprint: String,
     ) -> Result<Self, Bm25Error> {
-        Self::fill(&index, &chunks)?;
+        Self::fill(&index, &chunks, &all_terms(&chunks))?;
         Self::load(index, Some(chunks), params, source_fingerprint, None)
     }
 
-    /// Writes one document per chunk (in order) into `index`, in one segment.
-    fn fill(index: &Index, chunks: &[Chunk]) -> Result<(), Bm25Error> {
+    /// Writes one document per chunk (in order, with its terms) into `index`, in one
+    /// segment. The stored chunks are serialized in parallel, then added in order.
+    fn fill(index: &Index, chunks: &[Chunk], terms: &[Vec<String>]) -> Result<(), Bm25Error> {
+        use rayon::prelude::*;
+        let started = std::time::Instant::now();
         let (_, f_tokens, f_ord, f_len, f_chunk) = schema();
-        let mut tokenizer = Tokenizer::new();
-        {
-            // One thread: doc ids follow insertion order in a single segment.
-            let mut writer = index.writer_with_num_threads::<TantivyDocument>(1, 50_000_000)?;
-            for (ord, c) in chunks.iter().enumerate() {
-                let toks = tokenizer.tokenize(&c.embed_text());
-                let mut doc = TantivyDocument::default();
-                doc.add_pre_tokenized_text(f_tokens, pre_tokenized(&toks));
-                doc.add_u64(f_ord, ord as u64);
-                doc.add_u64(f_len, toks.len() as u64);
-                doc.add_text(f_chunk, serde_json::to_string(c)?);
-                writer.add_document(doc)?;
-            }
-            writer.commit()?;
-            writer.wait_merging_threads()?;
+        let json: Vec<String> = chunks
+            .par_iter()
+            .map(serde_json::to_string)
+            .collect::<Result<_, _>>()?;
+        // One thread: doc ids follow insertion order in a single segment.
+        let mut writer = index.writer_with_num_threads::<TantivyDocument>(1, WRITER_MEMORY)?;
+        for (ord, (toks, json)) in terms.iter().zip(json).enumerate() {
+            let mut doc = TantivyDocument::default();
+            doc.add_pre_tokenized_text(f_tokens, pre_tokenized(toks));
+            doc.add_u64(f_ord, ord as u64);
+            doc.add_u64(f_len, toks.len() as u64);
+            doc.add_text(f_chunk, json);
+            writer.add_document(doc)?;
         }
+        tracing::debug!(elapsed = ?started.elapsed(), "BM25: documents added");
+        writer.commit()?;
+        writer.wait_merging_threads()?;
+        tracing::debug!(elapsed = ?started.elapsed(), "BM25: tantivy index written");
         Ok(())
     }
 
@@ -316,7 +365,9 @@ impl Bm25Index {
                 .collect::<Result<Vec<_>, _>>()?,
         };
         let avgdl = scoring::mean_len(&doc_lens);
+        let started = std::time::Instant::now();
         let term_scores = precompute_scores(&searcher, f_tokens, &ords, &doc_lens, avgdl, params)?;
+        tracing::debug!(elapsed = ?started.elapsed(), terms = term_scores.len(), "BM25: postings scored");
         Ok(Bm25Index {
             index,
             chunks,
@@ -353,6 +404,17 @@ impl Bm25Index {
     /// a tantivy index in `dir/tantivy` and a manifest with the format version and
     /// fingerprints, written last so that an interrupted save reads as corrupt.
     pub fn save(&self, dir: &Path) -> Result<(), Bm25Error> {
+        let index = Self::create_in(dir)?;
+        // Re-index into the directory (cheap next to chunking).
+        let started = std::time::Instant::now();
+        Self::fill(&index, &self.chunks, &all_terms(&self.chunks))?;
+        tracing::debug!(elapsed = ?started.elapsed(), "BM25: index re-written to disk");
+        self.write_manifest(dir)
+    }
+
+    /// An empty tantivy index in `dir/tantivy`, after removing the manifest (first, so
+    /// that an interrupted write reads as corrupt) and any earlier index.
+    fn create_in(dir: &Path) -> Result<Index, Bm25Error> {
         let io = |e: std::io::Error| Bm25Error::Io {
             path: dir.to_path_buf(),
             source: e,
@@ -367,9 +429,15 @@ impl Bm25Index {
             std::fs::remove_dir_all(&tdir).map_err(io)?;
         }
         std::fs::create_dir_all(&tdir).map_err(io)?;
-        let index = Index::create_in_dir(&tdir, schema().0)?;
-        // Re-index into the directory (cheap next to chunking).
-        Self::fill(&index, &self.chunks)?;
+        Ok(Index::create_in_dir(&tdir, schema().0)?)
+    }
+
+    /// Writes the manifest of this index into `dir`, atomically (last step of a save).
+    fn write_manifest(&self, dir: &Path) -> Result<(), Bm25Error> {
+        let io = |e: std::io::Error| Bm25Error::Io {
+            path: dir.to_path_buf(),
+            source: e,
+        };
         let manifest = Manifest {
             format_version: FORMAT_VERSION,
             num_chunks: self.chunks.len(),
@@ -377,10 +445,11 @@ impl Bm25Index {
             params: self.params,
             chunks_fingerprint: chunks_fingerprint(&self.chunks, self.params),
             source_fingerprint: self.source_fingerprint.clone(),
+            build: crate::cache::build_identity().to_string(),
         };
-        let tmp = dir.join(format!("{MANIFEST}.tmp"));
+        let tmp = dir.join(format!("{MANIFEST}.tmp-{}", std::process::id()));
         std::fs::write(&tmp, serde_json::to_vec_pretty(&manifest)?).map_err(io)?;
-        std::fs::rename(&tmp, &manifest_path).map_err(io)?;
+        std::fs::rename(&tmp, dir.join(MANIFEST)).map_err(io)?;
         Ok(())
     }
 
@@ -399,6 +468,15 @@ impl Bm25Index {
                 format!(
                     "format version {} (this build reads {FORMAT_VERSION})",
                     manifest.format_version
+                ),
+            ));
+        }
+        if manifest.build != crate::cache::build_identity() {
+            return Err(corrupt(
+                dir,
+                format!(
+                    "written by another build of the server ({})",
+                    manifest.build
                 ),
             ));
         }
@@ -534,6 +612,12 @@ impl Bm25Index {
     pub fn tantivy_index(&self) -> &Index {
         &self.index
     }
+}
+
+/// The terms of every chunk, computed in parallel.
+fn all_terms(chunks: &[Chunk]) -> Vec<Vec<String>> {
+    use rayon::prelude::*;
+    chunks.par_iter().map(chunk::store::terms_of).collect()
 }
 
 /// Token → its `(chunk ordinal, score)` list.

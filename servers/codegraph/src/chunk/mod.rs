@@ -11,11 +11,15 @@
 //! ```text
 //! repo ─files::list_corpus_files─► .py files ─parse_blocks─► BlockTree ─split─► chunks ─render─► Chunk
 //! ```
+//!
+//! [`store::ChunkStore`] keeps each file's chunks (and their BM25 terms) between builds,
+//! keyed by path, bytes, settings and server build ([`chunk_repo_with_terms`]).
 
 pub mod blocks;
 pub mod files;
 pub mod matcher;
 pub mod split;
+pub mod store;
 pub mod tokens;
 
 use std::path::Path;
@@ -24,6 +28,7 @@ use rayon::prelude::*;
 
 pub use blocks::{BlockTree, ParseFailure, parse_blocks};
 pub use files::{CorpusFile, list_corpus_files};
+pub use store::ChunkStore;
 
 /// Size limits of the splitter; [`ChunkConfig::default`] is LocAgent's runtime setting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,26 +164,54 @@ pub enum ChunkError {
 /// The tokenizer is built on another thread ([`tokens::warm_up`]) while the files are
 /// listed, read and parsed.
 pub fn chunk_repo(root: &Path, cfg: &ChunkConfig) -> Result<Vec<Chunk>, ChunkError> {
+    per_corpus_file(root, |rel, bytes| store::chunk_file(rel, bytes, cfg))
+}
+
+/// [`chunk_repo`] with each chunk's BM25 terms ([`store::terms_of`]), taking both
+/// from `store` for files an earlier build chunked (and storing the others'): the
+/// same chunks and terms, computing only those of new or edited files.
+pub fn chunk_repo_with_terms(
+    root: &Path,
+    cfg: &ChunkConfig,
+    store: Option<&ChunkStore>,
+) -> Result<Vec<store::TermedChunk>, ChunkError> {
+    let reused = std::sync::atomic::AtomicUsize::new(0);
+    let out = per_corpus_file(root, |rel, bytes| match store {
+        Some(store) => {
+            let (chunks, hit) = store.chunks_of(rel, bytes, cfg);
+            reused.fetch_add(usize::from(hit), std::sync::atomic::Ordering::Relaxed);
+            chunks
+        }
+        None => store::with_terms(store::chunk_file(rel, bytes, cfg)),
+    })?;
+    if store.is_some() {
+        tracing::debug!(
+            reused = reused.into_inner(),
+            "files whose chunks came from the store"
+        );
+    }
+    Ok(out)
+}
+
+/// `per_file(rel, bytes)` of every corpus file (in parallel), concatenated in corpus order.
+fn per_corpus_file<T: Send>(
+    root: &Path,
+    per_file: impl Fn(&str, &[u8]) -> Vec<T> + Sync,
+) -> Result<Vec<T>, ChunkError> {
     tokens::warm_up();
     let files = list_corpus_files(root)?;
-    let per_file: Vec<Result<Vec<Chunk>, ChunkError>> = files
+    let results: Vec<Result<Vec<T>, ChunkError>> = files
         .par_iter()
         .map(|f| {
-            let src = files::read_lossy(&f.abs_path).map_err(|source| ChunkError::Read {
+            let bytes = std::fs::read(&f.abs_path).map_err(|source| ChunkError::Read {
                 path: f.abs_path.clone(),
                 source,
             })?;
-            Ok(match chunk_source(&f.rel_path, &src, cfg) {
-                FileChunks::Chunks(c) => c,
-                FileChunks::Rejected(e) => {
-                    tracing::debug!(file = %f.rel_path, error = %e, "file not chunked");
-                    Vec::new()
-                }
-            })
+            Ok(per_file(&f.rel_path, &bytes))
         })
         .collect();
     let mut out = Vec::new();
-    for r in per_file {
+    for r in results {
         out.extend(r?);
     }
     Ok(out)

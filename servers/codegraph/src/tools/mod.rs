@@ -19,6 +19,9 @@ mod results;
 mod search;
 mod traversal;
 
+#[cfg(test)]
+mod warm_tests;
+
 pub use args::*;
 pub use errors::ToolError;
 pub use results::*;

@@ -15,6 +15,40 @@ use crate::traverse::RepoGraph;
 /// Where to go after `init_repository`.
 const NEXT_STEP: &str = "Next: explore_tree(path='/') for the layout; search_code / search_entities with names and keywords from the issue; get_dependencies on candidates (callers: direction='upstream'); get_code for their full code.";
 
+/// Wall time of each step of `init_repository`, for the log line that says where an
+/// initialization went (`key=12 graph=840 bm25=2100 ...`, in ms).
+struct InitPhases {
+    last: Instant,
+    done: Vec<(&'static str, f64)>,
+}
+
+impl InitPhases {
+    fn start() -> InitPhases {
+        InitPhases {
+            last: Instant::now(),
+            done: Vec::new(),
+        }
+    }
+
+    /// Ends the step called `name`.
+    fn mark(&mut self, name: &'static str) {
+        let now = Instant::now();
+        self.done
+            .push((name, (now - self.last).as_secs_f64() * 1000.0));
+        self.last = now;
+    }
+}
+
+impl std::fmt::Display for InitPhases {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, (name, ms)) in self.done.iter().enumerate() {
+            let sep = if i == 0 { "" } else { " " };
+            write!(f, "{sep}{name}={ms:.0}")?;
+        }
+        Ok(())
+    }
+}
+
 impl CodegraphTools {
     /// `init_repository`: builds (or loads from the cache) the graph and indexes.
     pub fn init_repository(
@@ -35,16 +69,35 @@ impl CodegraphTools {
         })?;
         let root = sandbox.root().to_path_buf();
         let force = args.force_rebuild.unwrap_or(false);
+        let mut phases = InitPhases::start();
         let entry = CacheEntry::new(&self.cache_dir, CacheKey::of(&root));
-        let (graph, cache) = self.load_or_build(&root, &entry, force)?;
-        let retrievers = crate::retrievers::open_or_build(
-            &root,
-            &graph,
-            &entry.dir.join("bm25"),
-            force || cache != "hit",
+        phases.mark("key");
+        // The graph and the BM25 content index depend only on the tree: build both at
+        // once, so one's sequential steps overlap the other's parallel ones. Chunks,
+        // like parse results, are shared by every tree built with this cache.
+        let chunk_store = crate::chunk::ChunkStore::new(self.cache_dir.join("chunks"));
+        let (graph, content) = rayon::join(
+            || self.load_or_build(&root, &entry, force),
+            || {
+                let started = Instant::now();
+                let index_dir = entry.dir.join("bm25");
+                let content = crate::retrievers::open_or_build_content(
+                    &root,
+                    &index_dir,
+                    force,
+                    Some(&chunk_store),
+                );
+                tracing::debug!(elapsed = ?started.elapsed(), "BM25 content index ready");
+                content
+            },
         );
+        let (graph, cache) = graph?;
+        phases.mark("graph+bm25");
+        let retrievers = crate::retrievers::with_content(&graph, content);
+        phases.mark("modules");
         let rg = RepoGraph::new(graph);
         let fuzzy = FuzzyIndex::build(rg.graph());
+        phases.mark("fuzzy");
         let all_files: Vec<String> = rg
             .graph()
             .node_indices()
@@ -102,7 +155,8 @@ impl CodegraphTools {
             ToolError::Init("internal state lock poisoned; restart the server".into())
         })?;
         *guard = Some(Arc::new(repo));
-        tracing::info!(root = %data.root, cache = %data.cache, ms = data.build_ms, "repository initialized");
+        phases.mark("rest");
+        tracing::info!(root = %data.root, cache = %data.cache, ms = data.build_ms, phases = %phases, "repository initialized");
         Ok(ToolOutput::ok(text, data))
     }
 
@@ -155,9 +209,11 @@ impl CodegraphTools {
             build_ms = format!("{:.1}", report.elapsed.as_secs_f64() * 1000.0),
             "graph built"
         );
+        let saving = Instant::now();
         if let Err(e) = entry.save_graph(&graph) {
             tracing::warn!(error = %e, dir = %entry.dir.display(), "cannot write the graph cache");
         }
+        tracing::debug!(elapsed = ?saving.elapsed(), "graph cache written");
         Ok(graph)
     }
 

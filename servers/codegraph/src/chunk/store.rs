@@ -1,0 +1,317 @@
+//! The chunk store: a file's BM25 chunks and their terms kept between builds, so that
+//! indexing a tree that differs from an earlier one in a few files chunks and
+//! tokenizes only those files.
+//!
+//! A file's chunks ([`super::chunk_source`]) and their terms ([`terms_of`]) are a
+//! function of its repo-relative path, its bytes and the [`ChunkConfig`] alone. An entry is stored under the xxh3-128 of
+//! those and of this build of the server (crate version and a hash of the executable,
+//! [`crate::cache::build_identity`]), so it is found only for exactly that input and
+//! chunker: an edited file, a rename (its chunks carry the path) or a rebuilt server
+//! look up another entry. A file the chunker rejects is stored as no chunks, as
+//! [`super::chunk_repo`] indexes it.
+//!
+//! Layout: `<dir>/<2 hex>/<32 hex>.chunks`, one file per entry:
+//!
+//! ```text
+//! "NBCGCHNK" | format u32 | payload_len u64 | payload xxh3-64 u64 | payload
+//! payload: path (str) | n u32 | n × (start u64, end u64, spans u32 × str, tokens u64, text str,
+//!          terms u32 × str)
+//! ```
+//!
+//! Entries are written to a temporary file and renamed into place, never modified;
+//! one that is damaged, truncated, of another format or for another path is chunked
+//! again and rewritten. Concurrent servers sharing a store can therefore only cost each
+//! other work, never correctness.
+//!
+//! ```
+//! use navbench_codegraph::chunk::{ChunkConfig, ChunkStore};
+//! let dir = tempfile::tempdir()?;
+//! let store = ChunkStore::new(dir.path().to_path_buf());
+//! let text = b"def f():\n    return 1\n";
+//! let (fresh, hit) = store.chunks_of("m.py", text, &ChunkConfig::default());
+//! assert_eq!(fresh[0].1, ["file_path", "py", "categori", "implement", "span_id", "def", "return"]);
+//! assert!(!hit);
+//! assert_eq!(store.chunks_of("m.py", text, &ChunkConfig::default()), (fresh, true));
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use xxhash_rust::xxh3::{Xxh3, xxh3_64};
+
+use super::{Chunk, ChunkConfig, FileChunks, chunk_source, files};
+use crate::bm25::tokenize::Tokenizer;
+use crate::cache::{CacheError, Reader, Writer, corrupt};
+
+const MAGIC: &[u8; 8] = b"NBCGCHNK";
+/// Version of the entry layout above.
+const ENTRY_FORMAT: u32 = 1;
+const HEADER_LEN: usize = 8 + 4 + 8 + 8;
+
+/// A chunk and its BM25 terms.
+pub type TermedChunk = (Chunk, Vec<String>);
+
+/// The BM25 terms of a chunk: the tokens of the text the index holds for it
+/// ([`Chunk::embed_text`]).
+pub fn terms_of(chunk: &Chunk) -> Vec<String> {
+    thread_local! {
+        static TOKENIZER: std::cell::RefCell<Tokenizer> = std::cell::RefCell::new(Tokenizer::new());
+    }
+    TOKENIZER.with(|t| {
+        let mut t = t.borrow_mut();
+        // Bound the stem cache of long-lived threads.
+        if t.cache_len() > 100_000 {
+            *t = Tokenizer::new();
+        }
+        t.tokenize(&chunk.embed_text())
+    })
+}
+
+/// Chunks with their terms.
+pub(crate) fn with_terms(chunks: Vec<Chunk>) -> Vec<TermedChunk> {
+    chunks
+        .into_iter()
+        .map(|c| {
+            let terms = terms_of(&c);
+            (c, terms)
+        })
+        .collect()
+}
+
+/// A directory of cached per-file chunks (see the module doc).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChunkStore {
+    /// The store's directory (created on the first write).
+    pub dir: PathBuf,
+}
+
+impl ChunkStore {
+    /// The store in `dir`.
+    pub fn new(dir: PathBuf) -> ChunkStore {
+        ChunkStore { dir }
+    }
+
+    /// Where the entry of file `rel` with contents `bytes` chunked with `cfg` lives.
+    fn entry_path(&self, rel: &str, bytes: &[u8], cfg: &ChunkConfig) -> PathBuf {
+        let mut h = Xxh3::new();
+        let mut field = |b: &[u8]| {
+            h.update(&(b.len() as u64).to_le_bytes());
+            h.update(b);
+        };
+        field(crate::cache::build_identity().as_bytes());
+        field(&ENTRY_FORMAT.to_le_bytes());
+        for n in [
+            cfg.min_chunk_size,
+            cfg.chunk_size,
+            cfg.max_chunk_size,
+            cfg.hard_token_limit,
+            cfg.max_chunks,
+        ] {
+            field(&(n as u64).to_le_bytes());
+        }
+        field(rel.as_bytes());
+        field(bytes);
+        let key = format!("{:032x}", h.digest128());
+        self.dir.join(&key[..2]).join(format!("{key}.chunks"))
+    }
+
+    /// The chunks of file `rel` whose contents are `bytes` (decoded as the corpus
+    /// reader decodes them) with their terms, and whether they came from the store. Chunked and stored
+    /// when the store has no intact entry; a failure to store is logged, since the
+    /// chunks do not depend on it.
+    pub fn chunks_of(
+        &self,
+        rel: &str,
+        bytes: &[u8],
+        cfg: &ChunkConfig,
+    ) -> (Vec<TermedChunk>, bool) {
+        let path = self.entry_path(rel, bytes, cfg);
+        match fs::read(&path) {
+            Ok(stored) => match decode(&stored, rel) {
+                Ok(chunks) => return (chunks, true),
+                Err(e) => {
+                    tracing::debug!(file = rel, path = %path.display(), error = %e, "chunking again")
+                }
+            },
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => tracing::debug!(path = %path.display(), error = %e, "chunking again"),
+        }
+        let chunks = with_terms(chunk_file(rel, bytes, cfg));
+        if let Err(e) = write_atomically(&path, &encode(rel, &chunks)) {
+            tracing::debug!(path = %path.display(), error = %e, "cannot store the file's chunks");
+        }
+        (chunks, false)
+    }
+}
+
+/// The chunks of one file's bytes, as [`super::chunk_repo`] indexes them (none for a
+/// file the chunker rejects).
+pub(crate) fn chunk_file(rel: &str, bytes: &[u8], cfg: &ChunkConfig) -> Vec<Chunk> {
+    let src = files::decode_utf8_ignore(bytes);
+    match chunk_source(rel, &src, cfg) {
+        FileChunks::Chunks(c) => c,
+        FileChunks::Rejected(e) => {
+            tracing::debug!(file = %rel, error = %e, "file not chunked");
+            Vec::new()
+        }
+    }
+}
+
+fn encode(rel: &str, chunks: &[TermedChunk]) -> Vec<u8> {
+    let mut w = Writer(Vec::new());
+    w.str(rel);
+    w.u32(chunks.len() as u32);
+    for (c, terms) in chunks {
+        w.u64(c.start_line as u64);
+        w.u64(c.end_line as u64);
+        w.u32(c.span_ids.len() as u32);
+        for s in &c.span_ids {
+            w.str(s);
+        }
+        w.u64(c.tokens as u64);
+        w.str(&c.text);
+        w.u32(terms.len() as u32);
+        for t in terms {
+            w.str(t);
+        }
+    }
+    let payload = w.0;
+    let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&ENTRY_FORMAT.to_le_bytes());
+    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    out.extend_from_slice(&xxh3_64(&payload).to_le_bytes());
+    out.extend_from_slice(&payload);
+    out
+}
+
+fn decode(bytes: &[u8], rel: &str) -> Result<Vec<TermedChunk>, CacheError> {
+    if bytes.len() < HEADER_LEN || &bytes[..8] != MAGIC {
+        return Err(corrupt("bad magic"));
+    }
+    let mut h = Reader {
+        buf: &bytes[8..HEADER_LEN],
+        pos: 0,
+    };
+    if h.u32()? != ENTRY_FORMAT {
+        return Err(corrupt("another entry format"));
+    }
+    let len = h.usize()?;
+    let sum = h.u64()?;
+    let payload = &bytes[HEADER_LEN..];
+    if payload.len() != len || xxh3_64(payload) != sum {
+        return Err(corrupt("checksum mismatch"));
+    }
+    let mut r = Reader {
+        buf: payload,
+        pos: 0,
+    };
+    if r.str()? != rel {
+        return Err(CacheError::Stale("an entry of another file".into()));
+    }
+    let n = r.u32()? as usize;
+    let mut chunks = Vec::with_capacity(n.min(1 << 16));
+    for _ in 0..n {
+        let start_line = r.usize()?;
+        let end_line = r.usize()?;
+        let n_spans = r.u32()? as usize;
+        let mut span_ids = Vec::with_capacity(n_spans.min(1 << 16));
+        for _ in 0..n_spans {
+            span_ids.push(r.str()?.to_string());
+        }
+        let tokens = r.usize()?;
+        let text = r.str()?.to_string();
+        let n_terms = r.u32()? as usize;
+        let mut terms = Vec::with_capacity(n_terms.min(1 << 20));
+        for _ in 0..n_terms {
+            terms.push(r.str()?.to_string());
+        }
+        let chunk = Chunk {
+            file_path: rel.to_string(),
+            start_line,
+            end_line,
+            span_ids,
+            tokens,
+            text,
+        };
+        chunks.push((chunk, terms));
+    }
+    if r.pos != payload.len() {
+        return Err(corrupt("trailing bytes"));
+    }
+    Ok(chunks)
+}
+
+/// Writes `bytes` to `path` through a temporary file of this process renamed into
+/// place, so a reader sees the whole entry or none.
+fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let parent = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(parent)?;
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, Ordering::Relaxed);
+    let tmp = parent.join(format!("chunks.tmp-{}-{n}", std::process::id()));
+    fs::write(&tmp, bytes)?;
+    fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = fs::remove_file(&tmp);
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &[u8] = b"import os\n\nclass C:\n    '''Doc.'''\n    def m(self):\n        return os.sep\n\ndef f(x):\n    return x + 1\n";
+
+    #[test]
+    fn an_entry_is_read_back_only_for_the_same_path_text_and_settings() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = ChunkStore::new(dir.path().to_path_buf());
+        let cfg = ChunkConfig::default();
+        let (fresh, hit) = store.chunks_of("p/m.py", TEXT, &cfg);
+        assert!(!hit && !fresh.is_empty());
+        assert_eq!(fresh, with_terms(chunk_file("p/m.py", TEXT, &cfg)));
+        assert_eq!(store.chunks_of("p/m.py", TEXT, &cfg), (fresh.clone(), true));
+        let key = store.entry_path("p/m.py", TEXT, &cfg);
+        assert_ne!(key, store.entry_path("q/m.py", TEXT, &cfg), "path");
+        assert_ne!(key, store.entry_path("p/m.py", b"x = 1\n", &cfg), "text");
+        let small = ChunkConfig {
+            chunk_size: 50,
+            ..cfg
+        };
+        assert_ne!(key, store.entry_path("p/m.py", TEXT, &small), "settings");
+        // A renamed file is chunked under its new path, not read from the old entry.
+        let (moved, hit) = store.chunks_of("q/m.py", TEXT, &cfg);
+        assert!(!hit);
+        assert!(moved.iter().all(|(c, _)| c.file_path == "q/m.py"));
+    }
+
+    #[test]
+    fn a_damaged_or_misplaced_entry_is_chunked_again_and_repaired() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = ChunkStore::new(dir.path().to_path_buf());
+        let cfg = ChunkConfig::default();
+        let (fresh, _) = store.chunks_of("m.py", TEXT, &cfg);
+        let path = store.entry_path("m.py", TEXT, &cfg);
+        let good = fs::read(&path).expect("entry written");
+        for cut in [0, 7, HEADER_LEN, good.len() - 1] {
+            fs::write(&path, &good[..cut]).expect("truncate");
+            assert_eq!(store.chunks_of("m.py", TEXT, &cfg), (fresh.clone(), false));
+            assert_eq!(fs::read(&path).expect("rewritten"), good);
+        }
+        let mut flipped = good.clone();
+        let last = flipped.len() - 2;
+        flipped[last] ^= 0x20;
+        fs::write(&path, &flipped).expect("flip");
+        assert_eq!(store.chunks_of("m.py", TEXT, &cfg), (fresh.clone(), false));
+        // Another file's entry at this place is not taken for this one.
+        fs::write(&path, encode("other.py", &fresh)).expect("misplace");
+        assert!(matches!(
+            decode(&fs::read(&path).expect("read"), "m.py"),
+            Err(CacheError::Stale(_))
+        ));
+        assert_eq!(store.chunks_of("m.py", TEXT, &cfg), (fresh, false));
+    }
+}
