@@ -28,9 +28,9 @@ const F_TOKENS: &str = "tokens";
 const F_ORD: &str = "ord";
 const F_LEN: &str = "doc_len";
 const F_CHUNK: &str = "chunk";
-/// The tantivy writer's memory budget: enough for a large repository's chunks in one
-/// segment, so that a one-shot build never flushes and merges segments.
-const WRITER_MEMORY: usize = 200_000_000;
+/// The tantivy writer's memory budget (one thread): a large repository's chunks
+/// (sympy's 11k) fit in one segment, and a larger budget only raises peak memory.
+const WRITER_MEMORY: usize = 50_000_000;
 
 /// One search hit.
 #[derive(Debug, Clone, PartialEq)]
@@ -211,7 +211,7 @@ impl Bm25Index {
     /// settings).
     pub fn build(root: &Path) -> Result<Self, Bm25Error> {
         let (fingerprint, termed) = Self::chunk_tree(root, None)?;
-        let (chunks, terms): (Vec<Chunk>, Vec<Vec<String>>) = termed.into_iter().unzip();
+        let (chunks, terms): (Vec<Chunk>, Vec<String>) = termed.into_iter().unzip();
         let index = Index::create_in_ram(schema().0);
         Self::fill(&index, &chunks, &terms)?;
         Self::load(
@@ -233,7 +233,7 @@ impl Bm25Index {
         store: Option<&chunk::ChunkStore>,
     ) -> Result<Self, Bm25Error> {
         let (fingerprint, termed) = Self::chunk_tree(root, store)?;
-        let (chunks, terms): (Vec<Chunk>, Vec<Vec<String>>) = termed.into_iter().unzip();
+        let (chunks, terms): (Vec<Chunk>, Vec<String>) = termed.into_iter().unzip();
         let index = Self::create_in(dir)?;
         Self::fill(&index, &chunks, &terms)?;
         let params = Bm25Params::default();
@@ -272,7 +272,7 @@ impl Bm25Index {
 
     /// Writes one document per chunk (in order, with its terms) into `index`, in one
     /// segment. The stored chunks are serialized in parallel, then added in order.
-    fn fill(index: &Index, chunks: &[Chunk], terms: &[Vec<String>]) -> Result<(), Bm25Error> {
+    fn fill(index: &Index, chunks: &[Chunk], terms: &[String]) -> Result<(), Bm25Error> {
         use rayon::prelude::*;
         let started = std::time::Instant::now();
         let (_, f_tokens, f_ord, f_len, f_chunk) = schema();
@@ -283,10 +283,12 @@ impl Bm25Index {
         // One thread: doc ids follow insertion order in a single segment.
         let mut writer = index.writer_with_num_threads::<TantivyDocument>(1, WRITER_MEMORY)?;
         for (ord, (toks, json)) in terms.iter().zip(json).enumerate() {
+            let toks = pre_tokenized(toks);
+            let len = toks.tokens.len() as u64;
             let mut doc = TantivyDocument::default();
-            doc.add_pre_tokenized_text(f_tokens, pre_tokenized(toks));
+            doc.add_pre_tokenized_text(f_tokens, toks);
             doc.add_u64(f_ord, ord as u64);
-            doc.add_u64(f_len, toks.len() as u64);
+            doc.add_u64(f_len, len);
             doc.add_text(f_chunk, json);
             writer.add_document(doc)?;
         }
@@ -615,7 +617,7 @@ impl Bm25Index {
 }
 
 /// The terms of every chunk, computed in parallel.
-fn all_terms(chunks: &[Chunk]) -> Vec<Vec<String>> {
+fn all_terms(chunks: &[Chunk]) -> Vec<String> {
     use rayon::prelude::*;
     chunks.par_iter().map(chunk::store::terms_of).collect()
 }
@@ -680,17 +682,19 @@ fn precompute_scores(
         .collect())
 }
 
-fn pre_tokenized(tokens: &[String]) -> PreTokenizedString {
+/// Terms as [`chunk::store::terms_of`] joins them (single spaces), as tantivy tokens.
+fn pre_tokenized(terms: &str) -> PreTokenizedString {
     let mut offset = 0;
-    let toks = tokens
-        .iter()
+    let toks = terms
+        .split(' ')
+        .filter(|t| !t.is_empty())
         .enumerate()
         .map(|(position, t)| {
             let tok = Token {
                 offset_from: offset,
                 offset_to: offset + t.len(),
                 position,
-                text: t.clone(),
+                text: t.to_string(),
                 position_length: 1,
             };
             offset += t.len() + 1;
@@ -698,7 +702,7 @@ fn pre_tokenized(tokens: &[String]) -> PreTokenizedString {
         })
         .collect();
     PreTokenizedString {
-        text: tokens.join(" "),
+        text: terms.to_string(),
         tokens: toks,
     }
 }

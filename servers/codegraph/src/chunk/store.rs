@@ -15,7 +15,7 @@
 //! ```text
 //! "NBCGCHNK" | format u32 | payload_len u64 | payload xxh3-64 u64 | payload
 //! payload: path (str) | n u32 | n × (start u64, end u64, spans u32 × str, tokens u64, text str,
-//!          terms u32 × str)
+//!          terms str)
 //! ```
 //!
 //! Entries are written to a temporary file and renamed into place, never modified;
@@ -29,7 +29,7 @@
 //! let store = ChunkStore::new(dir.path().to_path_buf());
 //! let text = b"def f():\n    return 1\n";
 //! let (fresh, hit) = store.chunks_of("m.py", text, &ChunkConfig::default());
-//! assert_eq!(fresh[0].1, ["file_path", "py", "categori", "implement", "span_id", "def", "return"]);
+//! assert_eq!(fresh[0].1, "file_path py categori implement span_id def return");
 //! assert!(!hit);
 //! assert_eq!(store.chunks_of("m.py", text, &ChunkConfig::default()), (fresh, true));
 //! # Ok::<(), std::io::Error>(())
@@ -48,15 +48,17 @@ use crate::cache::{CacheError, Reader, Writer, corrupt};
 
 const MAGIC: &[u8; 8] = b"NBCGCHNK";
 /// Version of the entry layout above.
-const ENTRY_FORMAT: u32 = 1;
+const ENTRY_FORMAT: u32 = 2;
 const HEADER_LEN: usize = 8 + 4 + 8 + 8;
 
-/// A chunk and its BM25 terms.
-pub type TermedChunk = (Chunk, Vec<String>);
+/// A chunk and its BM25 terms ([`terms_of`]).
+pub type TermedChunk = (Chunk, String);
 
 /// The BM25 terms of a chunk: the tokens of the text the index holds for it
-/// ([`Chunk::embed_text`]).
-pub fn terms_of(chunk: &Chunk) -> Vec<String> {
+/// ([`Chunk::embed_text`]), joined by single spaces (a token is a run of word
+/// characters, never a space): one string per chunk, not one per token, which
+/// keeps a large repository's terms to tens of megabytes.
+pub fn terms_of(chunk: &Chunk) -> String {
     thread_local! {
         static TOKENIZER: std::cell::RefCell<Tokenizer> = std::cell::RefCell::new(Tokenizer::new());
     }
@@ -66,7 +68,7 @@ pub fn terms_of(chunk: &Chunk) -> Vec<String> {
         if t.cache_len() > 100_000 {
             *t = Tokenizer::new();
         }
-        t.tokenize(&chunk.embed_text())
+        t.tokenize(&chunk.embed_text()).join(" ")
     })
 }
 
@@ -173,10 +175,7 @@ fn encode(rel: &str, chunks: &[TermedChunk]) -> Vec<u8> {
         }
         w.u64(c.tokens as u64);
         w.str(&c.text);
-        w.u32(terms.len() as u32);
-        for t in terms {
-            w.str(t);
-        }
+        w.str(terms);
     }
     let payload = w.0;
     let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
@@ -224,11 +223,7 @@ fn decode(bytes: &[u8], rel: &str) -> Result<Vec<TermedChunk>, CacheError> {
         }
         let tokens = r.usize()?;
         let text = r.str()?.to_string();
-        let n_terms = r.u32()? as usize;
-        let mut terms = Vec::with_capacity(n_terms.min(1 << 20));
-        for _ in 0..n_terms {
-            terms.push(r.str()?.to_string());
-        }
+        let terms = r.str()?.to_string();
         let chunk = Chunk {
             file_path: rel.to_string(),
             start_line,
