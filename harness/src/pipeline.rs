@@ -217,6 +217,24 @@ pub fn score_all(gold: &Locations, pred: &Locations) -> Option<Vec<f64>> {
     Some(values)
 }
 
+/// Removes a server's per-tree state once its instance is done (see
+/// [`Variant::per_tree_state`]). A failure costs disk space, not the row: it is logged.
+async fn drop_tree_state(dir: PathBuf) {
+    let shown = dir.display().to_string();
+    let removed = tokio::task::spawn_blocking(move || match std::fs::remove_dir_all(&dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    })
+    .await;
+    match removed {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            tracing::warn!(dir = %shown, "cannot remove a finished tree's server state: {e}")
+        }
+        Err(e) => tracing::warn!(dir = %shown, "cannot remove a finished tree's server state: {e}"),
+    }
+}
+
 async fn run_variant(
     cfg: &RunConfig,
     rv: &ReadyVariant,
@@ -275,6 +293,9 @@ async fn run_variant(
     // policy made of the calls that failed.
     let died = session.failure().map(String::from);
     session.shutdown().await;
+    if let Some(dir) = variant.per_tree_state(&prep.workdir, &cfg.cache) {
+        drop_tree_state(dir).await;
+    }
     let pred = match result {
         Ok(p) => {
             row.status = STATUS_OK.into();

@@ -96,6 +96,13 @@ pub trait Variant: Sync {
     }
     /// The server's arguments for serving `workdir`, keeping its state under `cache`.
     fn server_args(&self, workdir: &Path, cache: &Path) -> Vec<String>;
+    /// State the server keeps for `workdir` alone (a per-tree index, say), which the
+    /// pipeline removes once the instance is done: no later instance reads it, and over
+    /// a whole benchmark it would fill the disk (about 110 MB per sympy tree for
+    /// retrieval). Caches shared across trees are never listed here.
+    fn per_tree_state(&self, _workdir: &Path, _cache: &Path) -> Option<PathBuf> {
+        None
+    }
     /// The declaration, for a variant read from a file ([`declared`]).
     fn declared(&self) -> Option<&declared::Declared> {
         None

@@ -101,25 +101,34 @@ impl Variant for Retrieval {
     /// shared across trees (a chunk is embedded, and a file chunked, once per cache,
     /// whichever instance meets it first).
     fn server_args(&self, workdir: &Path, cache: &Path) -> Vec<String> {
-        let tree = workdir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "tree".to_string());
         let data = cache.join("retrieval");
         vec![
             "--workspace".to_string(),
             super::arg(workdir),
             "--data-dir".to_string(),
-            super::arg(&data.join(tree)),
+            super::arg(&tree_data_dir(workdir, cache)),
             "--embedding-cache".to_string(),
             super::arg(&data.join("embeddings")),
             "--chunk-cache".to_string(),
             super::arg(&data.join("chunks")),
         ]
     }
+    /// The tree's data dir (registry and index); the shared vectors and chunks stay.
+    fn per_tree_state(&self, workdir: &Path, cache: &Path) -> Option<PathBuf> {
+        Some(tree_data_dir(workdir, cache))
+    }
     fn localize<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> PolicyFuture<'a> {
         Box::pin(localize(driver, task))
     }
+}
+
+/// The server's `--data-dir` for one tree: `<cache>/retrieval/<tree name>`.
+fn tree_data_dir(workdir: &Path, cache: &Path) -> PathBuf {
+    let tree = workdir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "tree".to_string());
+    cache.join("retrieval").join(tree)
 }
 
 fn model_dir_args(dir: PathBuf) -> Prepared {

@@ -67,6 +67,9 @@ impl Variant for RetrievalStatic {
     fn server_args(&self, workdir: &Path, cache: &Path) -> Vec<String> {
         Retrieval.server_args(workdir, &cache.join("static"))
     }
+    fn per_tree_state(&self, workdir: &Path, cache: &Path) -> Option<std::path::PathBuf> {
+        Retrieval.per_tree_state(workdir, &cache.join("static"))
+    }
     fn localize<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> PolicyFuture<'a> {
         Box::pin(retrieval::localize(driver, task))
     }
@@ -97,5 +100,28 @@ mod tests {
         assert_ne!(args, minilm, "its own data dir and vector cache");
         let p = static_args(PathBuf::from("/m/static"));
         assert_eq!(p.args[..2], ["--encoder", "static"]);
+    }
+
+    /// What the pipeline removes after an instance is exactly the tree's `--data-dir`,
+    /// never a cache shared by every tree.
+    #[test]
+    fn only_the_trees_own_data_dir_is_dropped_after_an_instance() {
+        let (tree, cache) = (Path::new("/w/tree"), Path::new("/c"));
+        for v in [&Retrieval as &dyn Variant, &RetrievalStatic] {
+            let args = v.server_args(tree, cache);
+            let after = |flag: &str| {
+                let i = args.iter().position(|a| a == flag).expect(flag);
+                PathBuf::from(&args[i + 1])
+            };
+            let dropped = v.per_tree_state(tree, cache).expect("per-tree state");
+            assert_eq!(dropped, after("--data-dir"), "{}", v.name());
+            for shared in ["--embedding-cache", "--chunk-cache"] {
+                assert!(
+                    !after(shared).starts_with(&dropped),
+                    "{}: {shared}",
+                    v.name()
+                );
+            }
+        }
     }
 }
