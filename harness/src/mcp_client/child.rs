@@ -50,6 +50,16 @@ pub(super) struct Spawned {
     pub readers: Vec<JoinHandle<()>>,
 }
 
+impl Spawned {
+    /// Kills the child and its process group, and returns the end of its output.
+    pub async fn kill(mut self) -> String {
+        let _ = self.child.kill().await;
+        kill_group(self.pid);
+        drain_output(self.readers).await;
+        self.stderr.text()
+    }
+}
+
 /// Spawns `spec`'s program as the leader of its own process group, stdin and stdout
 /// piped (the MCP channel), stderr read into a tail. With `urls`, stdout is not MCP: it is read into
 /// the tail too, and the first `http(s)://` URL printed on either stream is sent.

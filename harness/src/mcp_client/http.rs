@@ -16,7 +16,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use tokio::process::Child;
 use tokio::sync::watch;
 
-use super::child::{Spawned, drain_output, kill_group, spawn};
+use super::child::spawn;
 use super::session::new_client;
 use super::{McpError, McpSession, ServerSpec, guard};
 
@@ -35,52 +35,30 @@ pub(super) async fn start(
     let command = spec.display();
     // A URL the spec names is there from the start; the readers only fill an empty slot.
     let (urls, mut url_rx) = watch::channel(url.map(str::to_string));
-    let Spawned {
-        mut child,
-        pid,
-        stderr,
-        readers,
-    } = spawn(spec, Some(urls))?;
+    let mut spawned = spawn(spec, Some(urls))?;
     let mut stage = Stage::WaitingForUrl;
-    let outcome = tokio::time::timeout(timeout, connect(&mut url_rx, &mut child, &mut stage)).await;
-    match outcome {
+    let connecting = connect(&mut url_rx, &mut spawned.child, &mut stage);
+    let outcome = tokio::time::timeout(timeout, connecting).await;
+    let (phase, reason) = match outcome {
         Ok(Ok(parts)) => {
             tracing::debug!(command = %command, url = %stage, "MCP session started over HTTP");
-            let spawned = Spawned {
-                child,
-                pid,
-                stderr,
-                readers,
-            };
-            Ok(McpSession::connected(
+            return Ok(McpSession::connected(
                 command, timeout, parts, spawned, None,
-            ))
+            ));
         }
-        Ok(Err((phase, reason))) => {
-            let _ = child.kill().await;
-            kill_group(pid);
-            drain_output(readers).await;
-            Err(McpError::Startup {
-                command,
-                phase,
-                reason,
-                status: None,
-                stderr: stderr.text(),
-            })
-        }
-        Err(_elapsed) => {
-            let _ = child.kill().await;
-            kill_group(pid);
-            drain_output(readers).await;
-            Err(McpError::Startup {
-                command,
-                phase: "MCP initialize over HTTP",
-                reason: format!("no session within {timeout:?}: {stage}; the server was killed"),
-                status: None,
-                stderr: stderr.text(),
-            })
-        }
-    }
+        Ok(Err(failed)) => failed,
+        Err(_elapsed) => (
+            "MCP initialize over HTTP",
+            format!("no session within {timeout:?}: {stage}; the server was killed"),
+        ),
+    };
+    Err(McpError::Startup {
+        command,
+        phase,
+        reason,
+        status: None,
+        stderr: spawned.kill().await,
+    })
 }
 
 /// Where the start-up got to, for the message if it times out.

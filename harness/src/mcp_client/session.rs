@@ -86,21 +86,17 @@ impl McpSession {
         call_timeout: Duration,
     ) -> Result<McpSession, McpError> {
         let command = spec.display();
-        let Spawned {
-            mut child,
-            pid,
-            stderr,
-            readers,
-        } = spawn(spec, None)?;
-        let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+        let mut spawned = spawn(spec, None)?;
+        let pipes = (spawned.child.stdout.take(), spawned.child.stdin.take());
+        let (Some(stdout), Some(stdin)) = pipes else {
             // Unreachable with piped stdio, but never panic on it.
-            let _ = child.kill().await;
+            let stderr = spawned.kill().await;
             return Err(McpError::Startup {
                 command,
                 phase: "MCP initialize",
                 reason: "the child's stdin/stdout pipes were not available".to_string(),
                 status: None,
-                stderr: String::new(),
+                stderr,
             });
         };
 
@@ -133,12 +129,6 @@ impl McpSession {
                     elapsed_ms = started.elapsed().as_millis() as u64,
                     "MCP session started"
                 );
-                let spawned = Spawned {
-                    child,
-                    pid,
-                    stderr,
-                    readers,
-                };
                 Ok(McpSession::connected(
                     command,
                     call_timeout,
@@ -148,26 +138,20 @@ impl McpSession {
                 ))
             }
             Ok(Err((phase, reason))) => {
-                let status = wait_or_kill(&mut child, FAILURE_GRACE).await;
-                drain_output(readers).await;
+                let status = wait_or_kill(&mut spawned.child, FAILURE_GRACE).await;
                 Err(McpError::Startup {
                     command,
                     phase,
                     reason,
                     status: Some(status),
-                    stderr: stderr.text(),
+                    stderr: spawned.kill().await,
                 })
             }
-            Err(_elapsed) => {
-                let _ = child.kill().await;
-                kill_group(pid);
-                drain_output(readers).await;
-                Err(McpError::StartupTimeout {
-                    command,
-                    timeout: call_timeout,
-                    stderr: stderr.text(),
-                })
-            }
+            Err(_elapsed) => Err(McpError::StartupTimeout {
+                command,
+                timeout: call_timeout,
+                stderr: spawned.kill().await,
+            }),
         }
     }
 
