@@ -15,8 +15,9 @@
 //! [`EVICTION_GRACE`], whose indexes another server may still be writing. The
 //! builder's per-file store (`builder::FileStore`, in `<cache dir>/files`) keeps what
 //! these graphs were parsed from, so an evicted tree costs the global phases only;
-//! the chunk store (`chunk::ChunkStore`, in `<cache dir>/chunks`) likewise keeps
-//! every file's BM25 chunks and terms, so its content index costs one indexing pass.
+//! the chunk store (`chunk::ChunkStore`, in `<cache dir>/chunks`, bounded in size
+//! likewise) keeps files' BM25 chunks and terms, so its content index costs one
+//! indexing pass.
 //!
 //! `graph.bin` is a compact binary encoding of the [`CodeGraph`] (nodes and edges in
 //! insertion order, so indices and neighbour order survive), behind a header with a

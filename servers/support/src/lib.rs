@@ -6,6 +6,8 @@
 //!   message + failing exit code), [`start::runtime`], and [`start::server_info`], the
 //!   identity and instructions a server answers to `initialize`.
 //! - [`cache`]: [`cache::default_cache_dir`], the one rule for where caches live.
+//! - [`lru`]: size bounds for directories of cache entries ([`lru::evict`], least
+//!   recently used first, sparing entries used within [`lru::EVICTION_GRACE`]).
 //! - [`mcp`]: tool plumbing: [`mcp::ToolOutput`] (agent text + structured data), tidy
 //!   schemas, [`mcp::call_tool`] (raw arguments → typed call on a blocking thread →
 //!   `CallToolResult`) and [`mcp::serve_stdio`].
@@ -37,6 +39,7 @@
 
 pub mod cache;
 pub mod http;
+pub mod lru;
 pub mod mcp;
 pub mod sandbox;
 pub mod start;

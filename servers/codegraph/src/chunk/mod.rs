@@ -176,19 +176,27 @@ pub fn chunk_repo_with_terms(
     store: Option<&ChunkStore>,
 ) -> Result<Vec<store::TermedChunk>, ChunkError> {
     let reused = std::sync::atomic::AtomicUsize::new(0);
+    let stored = std::sync::atomic::AtomicUsize::new(0);
     let out = per_corpus_file(root, |rel, bytes| match store {
         Some(store) => {
             let (chunks, hit) = store.chunks_of(rel, bytes, cfg);
             reused.fetch_add(usize::from(hit), std::sync::atomic::Ordering::Relaxed);
+            stored.fetch_add(usize::from(!hit), std::sync::atomic::Ordering::Relaxed);
             chunks
         }
         None => store::with_terms(store::chunk_file(rel, bytes, cfg)),
     })?;
-    if store.is_some() {
+    if let Some(store) = store {
+        let stored = stored.into_inner();
         tracing::debug!(
             reused = reused.into_inner(),
+            stored,
             "files whose chunks came from the store"
         );
+        // Bound the store once per build that grew it.
+        if stored > 0 {
+            store.evict();
+        }
     }
     Ok(out)
 }

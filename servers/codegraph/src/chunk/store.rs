@@ -19,9 +19,14 @@
 //! ```
 //!
 //! Entries are written to a temporary file and renamed into place, never modified;
-//! one that is damaged, truncated, of another format or for another path is chunked
-//! again and rewritten. Concurrent servers sharing a store can therefore only cost each
-//! other work, never correctness.
+//! one that is damaged, truncated, of another format, for another path or removed is
+//! chunked again and rewritten. Concurrent servers sharing a store can therefore only
+//! cost each other work, never correctness.
+//!
+//! The store is bounded: [`ChunkStore::evict`] (run by a build that stored something)
+//! removes the least recently used entries beyond [`ChunkStore::max_bytes`] (reading an
+//! entry marks it used), sparing those used within [`crate::cache::EVICTION_GRACE`]
+//! (`navbench_server_support::lru`).
 //!
 //! ```
 //! use navbench_codegraph::chunk::{ChunkConfig, ChunkStore};
@@ -40,6 +45,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use navbench_server_support::lru;
 use xxhash_rust::xxh3::{Xxh3, xxh3_64};
 
 use super::{Chunk, ChunkConfig, FileChunks, chunk_source, files};
@@ -50,6 +56,16 @@ const MAGIC: &[u8; 8] = b"NBCGCHNK";
 /// Version of the entry layout above.
 const ENTRY_FORMAT: u32 = 2;
 const HEADER_LEN: usize = 8 + 4 + 8 + 8;
+/// File name extension of an entry.
+const ENTRY_EXT: &str = "chunks";
+
+/// Default bound of a store, 1 GiB. Measured on SWE-bench trees: an entry averages
+/// ~26 kB and one tree's entries take ~75 MB for sympy (the largest), ~30 MB for
+/// django or scikit-learn, and each further commit of a repository adds a few MB; so
+/// 1 GiB holds the latest tree of every repository of a benchmark (a dozen), and a
+/// run that interleaves repositories still reuses most files, while a 300-instance run
+/// stays at 1 GiB instead of growing to several.
+pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
 
 /// A chunk and its BM25 terms ([`terms_of`]).
 pub type TermedChunk = (Chunk, String);
@@ -88,12 +104,30 @@ pub(crate) fn with_terms(chunks: Vec<Chunk>) -> Vec<TermedChunk> {
 pub struct ChunkStore {
     /// The store's directory (created on the first write).
     pub dir: PathBuf,
+    /// Total size of the entries [`ChunkStore::evict`] keeps, in bytes (entries used
+    /// within the grace period are kept beyond it).
+    pub max_bytes: u64,
 }
 
 impl ChunkStore {
-    /// The store in `dir`.
+    /// The store in `dir`, bounded by [`DEFAULT_MAX_BYTES`].
     pub fn new(dir: PathBuf) -> ChunkStore {
-        ChunkStore { dir }
+        ChunkStore {
+            dir,
+            max_bytes: DEFAULT_MAX_BYTES,
+        }
+    }
+
+    /// Removes the least recently used entries beyond [`ChunkStore::max_bytes`], never
+    /// one used within [`crate::cache::EVICTION_GRACE`]. It stats every entry, so it
+    /// runs once per build that stored something, not per entry.
+    pub fn evict(&self) -> lru::Eviction {
+        lru::evict(
+            &self.dir,
+            ENTRY_EXT,
+            self.max_bytes,
+            crate::cache::EVICTION_GRACE,
+        )
     }
 
     /// Where the entry of file `rel` with contents `bytes` chunked with `cfg` lives.
@@ -117,7 +151,7 @@ impl ChunkStore {
         field(rel.as_bytes());
         field(bytes);
         let key = format!("{:032x}", h.digest128());
-        self.dir.join(&key[..2]).join(format!("{key}.chunks"))
+        self.dir.join(&key[..2]).join(format!("{key}.{ENTRY_EXT}"))
     }
 
     /// The chunks of file `rel` whose contents are `bytes` (decoded as the corpus
@@ -131,7 +165,7 @@ impl ChunkStore {
         cfg: &ChunkConfig,
     ) -> (Vec<TermedChunk>, bool) {
         let path = self.entry_path(rel, bytes, cfg);
-        match fs::read(&path) {
+        match lru::read_touching(&path) {
             Ok(stored) => match decode(&stored, rel) {
                 Ok(chunks) => return (chunks, true),
                 Err(e) => {
@@ -281,6 +315,85 @@ mod tests {
         let (moved, hit) = store.chunks_of("q/m.py", TEXT, &cfg);
         assert!(!hit);
         assert!(moved.iter().all(|(c, _)| c.file_path == "q/m.py"));
+    }
+
+    /// Sets the modification time of `path` to `secs` seconds ago.
+    fn age(path: &Path, secs: u64) {
+        let t = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
+        fs::File::options()
+            .append(true)
+            .open(path)
+            .and_then(|f| f.set_modified(t))
+            .expect("set mtime");
+    }
+
+    #[test]
+    fn eviction_keeps_the_most_recently_used_entries_within_the_bound() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cfg = ChunkConfig::default();
+        let mut store = ChunkStore::new(dir.path().to_path_buf());
+        let files: Vec<String> = (0..4).map(|i| format!("m{i}.py")).collect();
+        let fresh: Vec<Vec<TermedChunk>> = files
+            .iter()
+            .map(|f| store.chunks_of(f, TEXT, &cfg).0)
+            .collect();
+        let paths: Vec<PathBuf> = files
+            .iter()
+            .map(|f| store.entry_path(f, TEXT, &cfg))
+            .collect();
+        // Last used an hour ago and more, m0 the oldest; then m0 is read again.
+        for (i, p) in paths.iter().enumerate() {
+            age(p, 7200 - 600 * i as u64);
+        }
+        assert_eq!(
+            store.chunks_of("m0.py", TEXT, &cfg),
+            (fresh[0].clone(), true)
+        );
+        let size = fs::metadata(&paths[0]).expect("entry").len();
+        store.max_bytes = 2 * size;
+        let e = store.evict();
+        assert_eq!((e.kept, e.removed), (2, 2));
+        let left: Vec<bool> = paths.iter().map(|p| p.exists()).collect();
+        assert_eq!(left, [true, false, false, true]);
+        // An evicted file is chunked again, to the same chunks.
+        assert_eq!(
+            store.chunks_of("m1.py", TEXT, &cfg),
+            (fresh[1].clone(), false)
+        );
+        assert_eq!(
+            store.chunks_of("m0.py", TEXT, &cfg),
+            (fresh[0].clone(), true)
+        );
+    }
+
+    #[test]
+    fn entries_used_within_the_grace_period_are_never_evicted() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cfg = ChunkConfig::default();
+        let store = ChunkStore {
+            max_bytes: 0,
+            ..ChunkStore::new(dir.path().to_path_buf())
+        };
+        let (fresh, _) = store.chunks_of("m.py", TEXT, &cfg);
+        let _ = store.chunks_of("old.py", TEXT, &cfg);
+        age(&store.entry_path("old.py", TEXT, &cfg), 3600);
+        let e = store.evict();
+        assert_eq!((e.kept, e.removed), (1, 1));
+        assert_eq!(store.chunks_of("m.py", TEXT, &cfg), (fresh, true));
+    }
+
+    #[test]
+    fn an_entry_removed_under_the_store_is_chunked_again() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cfg = ChunkConfig::default();
+        let store = ChunkStore::new(dir.path().to_path_buf());
+        let (fresh, _) = store.chunks_of("m.py", TEXT, &cfg);
+        // Another server's eviction, or a whole store deleted.
+        fs::remove_file(store.entry_path("m.py", TEXT, &cfg)).expect("rm");
+        assert_eq!(store.chunks_of("m.py", TEXT, &cfg), (fresh.clone(), false));
+        fs::remove_dir_all(dir.path()).expect("rm -r");
+        assert_eq!(store.chunks_of("m.py", TEXT, &cfg), (fresh.clone(), false));
+        assert_eq!(store.chunks_of("m.py", TEXT, &cfg), (fresh, true));
     }
 
     #[test]

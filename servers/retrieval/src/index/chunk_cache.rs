@@ -10,6 +10,12 @@
 //! it nothing is cached. Entries are written atomically (temporary file, then rename),
 //! so concurrent servers sharing the directory never read half an entry.
 //!
+//! The directory is bounded: after an index build that stored entries, [`evict`]
+//! removes the least recently used ones beyond [`MAX_BYTES`] (reading an entry marks
+//! it used), sparing those used within [`lru::EVICTION_GRACE`], which a concurrent
+//! server may be reading (`navbench_server_support::lru`). An entry removed under a
+//! reader is chunked again.
+//!
 //! ```
 //! use navbench_retrieval::index::chunk_cache;
 //! let dir = tempfile::tempdir().unwrap();
@@ -22,10 +28,25 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use navbench_server_support::lru;
 
 use crate::chunk::{Chunk, chunk_file};
 
 static DIR: OnceLock<PathBuf> = OnceLock::new();
+/// Entries this process stored since its last [`evict`].
+static STORED: AtomicUsize = AtomicUsize::new(0);
+
+/// File name extension of an entry.
+const ENTRY_EXT: &str = "json";
+
+/// Total size of the entries kept, 1 GiB. Measured on SWE-bench trees: an entry
+/// (JSON) averages ~24 kB, 8 commits of sympy (the largest repository) took ~150 MB
+/// and each further commit adds a few MB; so 1 GiB holds the latest tree of every
+/// repository of a benchmark (a dozen), and a run that interleaves repositories still
+/// reuses most files, while a 300-instance run stays at 1 GiB instead of several.
+pub const MAX_BYTES: u64 = 1 << 30;
 
 /// Caches chunks under `dir` for the rest of the process (the first call wins).
 pub fn use_dir(dir: PathBuf) {
@@ -55,27 +76,52 @@ fn entry_path(dir: &Path, rel: &str, text: &str) -> PathBuf {
     h.update(&[0]);
     h.update(text.as_bytes());
     let key = format!("{:032x}", h.digest128());
-    dir.join(&key[..2]).join(format!("{key}.json"))
+    dir.join(&key[..2]).join(format!("{key}.{ENTRY_EXT}"))
 }
 
 /// The chunks of file `rel` with contents `text`: from the cache when it has them,
 /// else chunked (and cached when a directory is set).
 pub fn chunks_of(rel: &str, text: &str) -> Vec<Chunk> {
-    let Some(dir) = DIR.get() else {
-        return chunk_file(rel, text);
-    };
+    match DIR.get() {
+        Some(dir) => cached_chunks(dir, rel, text),
+        None => chunk_file(rel, text),
+    }
+}
+
+/// [`chunks_of`] with the cache in `dir`: read back (marking the entry used), or
+/// chunked and stored when the entry is missing, damaged or was evicted.
+fn cached_chunks(dir: &Path, rel: &str, text: &str) -> Vec<Chunk> {
     let path = entry_path(dir, rel, text);
-    if let Some(chunks) = fs::read(&path)
+    if let Some(chunks) = lru::read_touching(&path)
         .ok()
         .and_then(|b| serde_json::from_slice::<Vec<Chunk>>(&b).ok())
     {
         return chunks;
     }
     let chunks = chunk_file(rel, text);
-    if let Err(e) = store(&path, &chunks) {
-        tracing::debug!(file = %rel, error = %e, "could not cache the file's chunks");
+    match store(&path, &chunks) {
+        Ok(()) => {
+            STORED.fetch_add(1, Ordering::Relaxed);
+        }
+        Err(e) => tracing::debug!(file = %rel, error = %e, "could not cache the file's chunks"),
     }
     chunks
+}
+
+/// Bounds the cache directory ([`MAX_BYTES`], least recently used out) when this
+/// process stored entries since the last call: an index build calls it once it has
+/// chunked its files, so the scan (a stat of every entry) runs once per build that
+/// grew the cache. Returns what it did; `None` when no scan was needed.
+pub fn evict() -> Option<lru::Eviction> {
+    let dir = DIR.get()?;
+    if STORED.swap(0, Ordering::Relaxed) == 0 {
+        return None;
+    }
+    Some(evict_dir(dir, MAX_BYTES))
+}
+
+fn evict_dir(dir: &Path, max_bytes: u64) -> lru::Eviction {
+    lru::evict(dir, ENTRY_EXT, max_bytes, lru::EVICTION_GRACE)
 }
 
 fn store(path: &Path, chunks: &[Chunk]) -> std::io::Result<()> {
@@ -114,5 +160,80 @@ mod tests {
             .ok()
             .and_then(|b| serde_json::from_slice::<Vec<Chunk>>(&b).ok());
         assert!(back.is_none(), "a damaged entry is not read as chunks");
+        assert_eq!(
+            cached_chunks(dir.path(), "c.py", text),
+            chunk_file("c.py", text)
+        );
+        assert_eq!(
+            fs::read(&path).unwrap(),
+            serde_json::to_vec(&stored).unwrap()
+        );
+    }
+
+    const TEXT: &str = "import os\n\nclass C:\n    def m(self):\n        return os.sep\n";
+
+    /// Sets the modification time of `path` to `secs` seconds ago.
+    fn age(path: &Path, secs: u64) {
+        let t = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
+        fs::File::options()
+            .append(true)
+            .open(path)
+            .and_then(|f| f.set_modified(t))
+            .unwrap();
+    }
+
+    #[test]
+    fn eviction_keeps_the_most_recently_used_entries_within_the_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let files: Vec<String> = (0..4).map(|i| format!("m{i}.py")).collect();
+        let paths: Vec<PathBuf> = files
+            .iter()
+            .map(|f| {
+                assert_eq!(cached_chunks(dir.path(), f, TEXT), chunk_file(f, TEXT));
+                entry_path(dir.path(), f, TEXT)
+            })
+            .collect();
+        // Last used an hour ago and more, m0 the oldest; then m0 is read again.
+        for (i, p) in paths.iter().enumerate() {
+            age(p, 7200 - 600 * i as u64);
+        }
+        let old = fs::metadata(&paths[3]).unwrap().modified().unwrap();
+        assert_eq!(
+            cached_chunks(dir.path(), "m0.py", TEXT),
+            chunk_file("m0.py", TEXT)
+        );
+        assert!(
+            fs::metadata(&paths[0]).unwrap().modified().unwrap() > old,
+            "read marks used"
+        );
+        let size = fs::metadata(&paths[0]).unwrap().len();
+        let e = evict_dir(dir.path(), 2 * size);
+        assert_eq!((e.kept, e.removed), (2, 2));
+        let left: Vec<bool> = paths.iter().map(|p| p.exists()).collect();
+        assert_eq!(left, [true, false, false, true]);
+    }
+
+    #[test]
+    fn entries_used_within_the_grace_period_are_never_evicted() {
+        let dir = tempfile::tempdir().unwrap();
+        cached_chunks(dir.path(), "new.py", TEXT);
+        cached_chunks(dir.path(), "old.py", TEXT);
+        age(&entry_path(dir.path(), "old.py", TEXT), 3600);
+        let e = evict_dir(dir.path(), 0);
+        assert_eq!((e.kept, e.removed), (1, 1));
+        assert!(entry_path(dir.path(), "new.py", TEXT).exists());
+    }
+
+    #[test]
+    fn an_entry_removed_under_the_cache_is_chunked_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let fresh = cached_chunks(dir.path(), "m.py", TEXT);
+        let path = entry_path(dir.path(), "m.py", TEXT);
+        let stored = fs::read(&path).unwrap();
+        // Another server's eviction.
+        fs::remove_file(&path).unwrap();
+        assert_eq!(cached_chunks(dir.path(), "m.py", TEXT), fresh);
+        assert_eq!(fs::read(&path).unwrap(), stored, "stored again");
+        assert_eq!(fresh, chunk_file("m.py", TEXT));
     }
 }

@@ -334,6 +334,7 @@ impl RepoIndex {
         fs::create_dir_all(dir).map_err(io_err(dir))?;
         progress.set_stage("chunking");
         let per_file = chunk_files(root, &files);
+        chunk_cache::evict();
         let n_files = per_file.len();
         let chunks: Vec<Chunk> = per_file.into_iter().flat_map(|(_, c)| c).collect();
         let mut cache = EmbeddingCache::load(
