@@ -195,7 +195,7 @@ pub fn chunk_repo_with_terms(
         );
         // Bound the store once per build that grew it.
         if stored > 0 {
-            store.evict();
+            store.evict_in_background();
         }
     }
     Ok(out)

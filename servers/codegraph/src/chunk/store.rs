@@ -130,6 +130,16 @@ impl ChunkStore {
         )
     }
 
+    /// [`ChunkStore::evict`] on a thread of its own, so that a build does not wait.
+    pub fn evict_in_background(&self) {
+        lru::evict_in_background(
+            self.dir.clone(),
+            ENTRY_EXT,
+            self.max_bytes,
+            crate::cache::EVICTION_GRACE,
+        );
+    }
+
     /// Where the entry of file `rel` with contents `bytes` chunked with `cfg` lives.
     fn entry_path(&self, rel: &str, bytes: &[u8], cfg: &ChunkConfig) -> PathBuf {
         let mut h = Xxh3::new();
@@ -380,6 +390,34 @@ mod tests {
         let e = store.evict();
         assert_eq!((e.kept, e.removed), (1, 1));
         assert_eq!(store.chunks_of("m.py", TEXT, &cfg), (fresh, true));
+    }
+
+    #[test]
+    fn a_build_that_stores_entries_bounds_the_store() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let tree = tempfile::tempdir().expect("tempdir");
+        fs::write(tree.path().join("m.py"), TEXT).expect("write");
+        let cfg = ChunkConfig::default();
+        let store = ChunkStore {
+            max_bytes: 0,
+            ..ChunkStore::new(dir.path().to_path_buf())
+        };
+        let _ = store.chunks_of("old.py", TEXT, &cfg);
+        let old = store.entry_path("old.py", TEXT, &cfg);
+        age(&old, 3600);
+        let chunks = super::super::chunk_repo_with_terms(tree.path(), &cfg, Some(&store))
+            .expect("chunk the tree");
+        assert_eq!(chunks, with_terms(chunk_file("m.py", TEXT, &cfg)));
+        // The eviction runs on a thread of its own: wait for it (a liveness bound only).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while old.exists() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(!old.exists(), "the least recently used entry is evicted");
+        assert!(
+            store.entry_path("m.py", TEXT, &cfg).exists(),
+            "the fresh one stays"
+        );
     }
 
     #[test]

@@ -111,17 +111,12 @@ fn cached_chunks(dir: &Path, rel: &str, text: &str) -> Vec<Chunk> {
 /// Bounds the cache directory ([`MAX_BYTES`], least recently used out) when this
 /// process stored entries since the last call: an index build calls it once it has
 /// chunked its files, so the scan (a stat of every entry) runs once per build that
-/// grew the cache. Returns what it did; `None` when no scan was needed.
-pub fn evict() -> Option<lru::Eviction> {
-    let dir = DIR.get()?;
-    if STORED.swap(0, Ordering::Relaxed) == 0 {
-        return None;
+/// grew the cache, on a thread of its own so the build does not wait.
+pub fn evict() {
+    let Some(dir) = DIR.get() else { return };
+    if STORED.swap(0, Ordering::Relaxed) > 0 {
+        lru::evict_in_background(dir.clone(), ENTRY_EXT, MAX_BYTES, lru::EVICTION_GRACE);
     }
-    Some(evict_dir(dir, MAX_BYTES))
-}
-
-fn evict_dir(dir: &Path, max_bytes: u64) -> lru::Eviction {
-    lru::evict(dir, ENTRY_EXT, max_bytes, lru::EVICTION_GRACE)
 }
 
 fn store(path: &Path, chunks: &[Chunk]) -> std::io::Result<()> {
@@ -168,6 +163,11 @@ mod tests {
             fs::read(&path).unwrap(),
             serde_json::to_vec(&stored).unwrap()
         );
+    }
+
+    /// What [`evict`] runs, with a bound of the test's.
+    fn evict_dir(dir: &Path, max_bytes: u64) -> lru::Eviction {
+        lru::evict(dir, ENTRY_EXT, max_bytes, lru::EVICTION_GRACE)
     }
 
     const TEXT: &str = "import os\n\nclass C:\n    def m(self):\n        return os.sep\n";
