@@ -3,8 +3,9 @@
 //!
 //! A file says how to install the server (an npm or PyPI package, pinned, put under
 //! `<cache>/variants/<name>/` by `navbench variant install NAME`: [`install`]), how to
-//! launch it (`[server]`: command, args, env with `{root}`, `{cache}`, `{install}`),
-//! which setup calls build its index (`[[setup]]`, timed as index time), and the
+//! launch it (`[server]`: command, args, env with `{root}`, `{cache}`, `{install}`,
+//! `{port}`; over stdio, or over Streamable HTTP at a `url` or at the one the server
+//! prints), which setup calls build its index (`[[setup]]`, timed as index time), and the
 //! policy: `[[step]]`s, each a tool call whose arguments are templates over the
 //! instance ([`template`]), optionally one call per extracted identifier, path or
 //! traceback frame, with an extractor turning each response into locations
