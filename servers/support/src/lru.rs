@@ -66,6 +66,15 @@ pub fn read_touching(path: &Path) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// Records that the entry at `path` was last used at `when` (its modification time):
+/// how eviction ages entries, and how tests make an entry look old.
+pub fn mark_used(path: &Path, when: SystemTime) -> io::Result<()> {
+    fs::File::options()
+        .append(true)
+        .open(path)
+        .and_then(|f| f.set_modified(when))
+}
+
 /// Removes the least recently used entries (files named `*.<ext>` in the immediate
 /// subdirectories of `dir`) until those left total at most `max_bytes`, never one
 /// used within `grace`; also removes other files there older than an hour (temporary
@@ -131,12 +140,7 @@ mod tests {
         fs::create_dir_all(&sub).expect("mkdir");
         let p = sub.join(name);
         fs::write(&p, vec![b'x'; len]).expect("write");
-        let t = SystemTime::now() - Duration::from_secs(age_secs);
-        fs::File::options()
-            .append(true)
-            .open(&p)
-            .and_then(|f| f.set_modified(t))
-            .expect("set mtime");
+        mark_used(&p, SystemTime::now() - Duration::from_secs(age_secs)).expect("set mtime");
         p
     }
 
