@@ -41,7 +41,7 @@ use crate::graph::{Code, CodeGraph, Edge, EdgeKind, Node, NodeIndex, NodeKind};
 const MAGIC: &[u8; 8] = b"NBCGRAPH";
 /// Version of the file format; bump on any change of the encoding.
 pub const FORMAT_VERSION: u32 = 1;
-const HEADER_LEN: usize = 8 + 4 + 8 + 8;
+pub(crate) const HEADER_LEN: usize = 8 + 4 + 8 + 8;
 /// Roots whose entries are kept at most.
 pub const MAX_ROOTS: usize = 32;
 /// Roots written more recently than this are never evicted.
@@ -402,14 +402,49 @@ pub fn encode(graph: &CodeGraph, key: &CacheKey) -> Vec<u8> {
             None => w.u8(0),
         }
     }
-    let payload = w.0;
+    frame(MAGIC, FORMAT_VERSION, &w.0)
+}
+
+/// A cache file: `magic`, the format `version`, the payload's length and xxh3-64
+/// checksum, then the payload (the graph cache and the chunk store share it).
+pub(crate) fn frame(magic: &[u8; 8], version: u32, payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(magic);
+    out.extend_from_slice(&version.to_le_bytes());
     out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    out.extend_from_slice(&xxh3_64(&payload).to_le_bytes());
-    out.extend_from_slice(&payload);
+    out.extend_from_slice(&xxh3_64(payload).to_le_bytes());
+    out.extend_from_slice(payload);
     out
+}
+
+/// The payload of a file written by [`frame`], after checking its magic, version,
+/// length and checksum.
+pub(crate) fn unframe<'a>(
+    bytes: &'a [u8],
+    magic: &[u8; 8],
+    version: u32,
+) -> Result<&'a [u8], CacheError> {
+    if bytes.len() < HEADER_LEN || &bytes[..8] != magic {
+        return Err(corrupt("bad magic"));
+    }
+    let mut h = Reader {
+        buf: &bytes[8..HEADER_LEN],
+        pos: 0,
+    };
+    let found = h.u32()?;
+    if found != version {
+        return Err(corrupt(&format!("format version {found}")));
+    }
+    let len = h.usize()?;
+    let sum = h.u64()?;
+    let payload = &bytes[HEADER_LEN..];
+    if payload.len() != len {
+        return Err(corrupt("payload length mismatch"));
+    }
+    if xxh3_64(payload) != sum {
+        return Err(corrupt("checksum mismatch"));
+    }
+    Ok(payload)
 }
 
 /// The reader of what [`Writer`] wrote; any overrun is a [`CacheError::Corrupt`].
@@ -457,26 +492,7 @@ impl<'a> Reader<'a> {
 
 /// Decodes a cache file, checking it against `key`.
 pub fn decode(bytes: &[u8], key: &CacheKey) -> Result<CodeGraph, CacheError> {
-    if bytes.len() < HEADER_LEN || &bytes[..8] != MAGIC {
-        return Err(corrupt("bad magic"));
-    }
-    let mut h = Reader {
-        buf: &bytes[8..HEADER_LEN],
-        pos: 0,
-    };
-    let version = h.u32()?;
-    if version != FORMAT_VERSION {
-        return Err(corrupt(&format!("format version {version}")));
-    }
-    let len = h.usize()?;
-    let sum = h.u64()?;
-    let payload = &bytes[HEADER_LEN..];
-    if payload.len() != len {
-        return Err(corrupt("payload length mismatch"));
-    }
-    if xxh3_64(payload) != sum {
-        return Err(corrupt("checksum mismatch"));
-    }
+    let payload = unframe(bytes, MAGIC, FORMAT_VERSION)?;
     let mut r = Reader {
         buf: payload,
         pos: 0,

@@ -46,16 +46,15 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use navbench_server_support::lru;
-use xxhash_rust::xxh3::{Xxh3, xxh3_64};
+use xxhash_rust::xxh3::Xxh3;
 
 use super::{Chunk, ChunkConfig, FileChunks, chunk_source, files};
 use crate::bm25::tokenize::Tokenizer;
-use crate::cache::{CacheError, Reader, Writer, corrupt};
+use crate::cache::{CacheError, Reader, Writer, corrupt, frame, unframe};
 
 const MAGIC: &[u8; 8] = b"NBCGCHNK";
 /// Version of the entry layout above.
 const ENTRY_FORMAT: u32 = 2;
-const HEADER_LEN: usize = 8 + 4 + 8 + 8;
 /// File name extension of an entry.
 const ENTRY_EXT: &str = "chunks";
 
@@ -221,33 +220,11 @@ fn encode(rel: &str, chunks: &[TermedChunk]) -> Vec<u8> {
         w.str(&c.text);
         w.str(terms);
     }
-    let payload = w.0;
-    let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&ENTRY_FORMAT.to_le_bytes());
-    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    out.extend_from_slice(&xxh3_64(&payload).to_le_bytes());
-    out.extend_from_slice(&payload);
-    out
+    frame(MAGIC, ENTRY_FORMAT, &w.0)
 }
 
 fn decode(bytes: &[u8], rel: &str) -> Result<Vec<TermedChunk>, CacheError> {
-    if bytes.len() < HEADER_LEN || &bytes[..8] != MAGIC {
-        return Err(corrupt("bad magic"));
-    }
-    let mut h = Reader {
-        buf: &bytes[8..HEADER_LEN],
-        pos: 0,
-    };
-    if h.u32()? != ENTRY_FORMAT {
-        return Err(corrupt("another entry format"));
-    }
-    let len = h.usize()?;
-    let sum = h.u64()?;
-    let payload = &bytes[HEADER_LEN..];
-    if payload.len() != len || xxh3_64(payload) != sum {
-        return Err(corrupt("checksum mismatch"));
-    }
+    let payload = unframe(bytes, MAGIC, ENTRY_FORMAT)?;
     let mut r = Reader {
         buf: payload,
         pos: 0,
@@ -438,7 +415,7 @@ mod tests {
         let (fresh, _) = store.chunks_of("m.py", TEXT, &cfg);
         let path = store.entry_path("m.py", TEXT, &cfg);
         let good = fs::read(&path).expect("entry written");
-        for cut in [0, 7, HEADER_LEN, good.len() - 1] {
+        for cut in [0, 7, crate::cache::HEADER_LEN, good.len() - 1] {
             fs::write(&path, &good[..cut]).expect("truncate");
             assert_eq!(store.chunks_of("m.py", TEXT, &cfg), (fresh.clone(), false));
             assert_eq!(fs::read(&path).expect("rewritten"), good);
