@@ -7,8 +7,9 @@
 //!
 //! [`open_or_build`] provides both for a repository from [`crate::bm25`]
 //! ([`open_or_build_content`] and [`with_content`] when the content index is built
-//! beside the graph); it is the single place that knows the BM25 implementation. When the content index cannot
-//! be built, the tools fall back to entity search only and say so.
+//! beside the graph); it is the single place that knows the BM25 implementation.
+//! When the content index cannot be built, the tools fall back to entity search only
+//! and say so.
 
 use std::path::Path;
 use std::sync::Arc;
