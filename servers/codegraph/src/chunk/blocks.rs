@@ -63,6 +63,27 @@ struct Span {
     index: usize,
 }
 
+impl Span {
+    /// A span with no blocks yet.
+    fn new(
+        span_id: String,
+        span_type: SpanType,
+        initiating_block: BlockId,
+        parent_block_path: Vec<String>,
+        index: usize,
+    ) -> Span {
+        Span {
+            span_id,
+            span_type,
+            initiating_block,
+            parent_block_path,
+            block_paths: 0,
+            tokens: 0,
+            index,
+        }
+    }
+}
+
 /// One block of the tree.
 #[derive(Debug, Clone)]
 pub struct Block {
@@ -169,18 +190,7 @@ impl BlockTree {
     /// Identifiers from the root down to `id` (empty identifiers skipped), as the
     /// original's `full_path()`.
     pub fn full_path(&self, id: BlockId) -> Vec<String> {
-        let mut path = Vec::new();
-        let mut cur = Some(id);
-        while let Some(c) = cur {
-            if let Some(ident) = &self.blocks[c].identifier
-                && !ident.is_empty()
-            {
-                path.push(ident.clone());
-            }
-            cur = self.blocks[c].parent;
-        }
-        path.reverse();
-        path
+        full_path(&self.blocks, id)
     }
 
     /// `full_path` joined with `.`.
@@ -194,6 +204,22 @@ impl BlockTree {
         self.collect_descendants(Self::ROOT, &mut out);
         out
     }
+}
+
+/// Identifiers from the root down to `id`, empty ones skipped.
+fn full_path(blocks: &[Block], id: BlockId) -> Vec<String> {
+    let mut path = Vec::new();
+    let mut cur = Some(id);
+    while let Some(c) = cur {
+        if let Some(ident) = &blocks[c].identifier
+            && !ident.is_empty()
+        {
+            path.push(ident.clone());
+        }
+        cur = blocks[c].parent;
+    }
+    path.reverse();
+    path
 }
 
 /// Python's `str.isspace` for one character (close enough: `\x1c`–`\x1f` included).
@@ -237,6 +263,24 @@ fn is_outcommented_code(comment: &str) -> bool {
     }
 }
 
+/// The match rule for a node; a node that is or holds a parse error is one error block.
+fn node_match(node: Node<'_>) -> NodeMatch<'_> {
+    let has_error = node.kind() == "ERROR" || {
+        let mut c = node.walk();
+        node.children(&mut c).any(|ch| ch.kind() == "ERROR")
+    };
+    if has_error {
+        return NodeMatch::error();
+    }
+    find_match(node).unwrap_or(NodeMatch {
+        block_type: BlockType::Code,
+        identifier: None,
+        first_child: None,
+        last_child: None,
+        check_child: None,
+    })
+}
+
 /// Maximum tokens in one module-level span before a new one starts.
 const MAX_TOKENS_IN_SPAN: usize = 500;
 
@@ -273,18 +317,7 @@ impl<'s> Parser<'s> {
     }
 
     fn full_path(&self, id: BlockId) -> Vec<String> {
-        let mut path = Vec::new();
-        let mut cur = Some(id);
-        while let Some(c) = cur {
-            if let Some(ident) = &self.blocks[c].identifier
-                && !ident.is_empty()
-            {
-                path.push(ident.clone());
-            }
-            cur = self.blocks[c].parent;
-        }
-        path.reverse();
-        path
+        full_path(&self.blocks, id)
     }
 
     fn get_previous(node: Node<'_>, origin: Node<'_>) -> usize {
@@ -313,6 +346,8 @@ impl<'s> Parser<'s> {
         }
     }
 
+    /// Parses `node` and its descendants into blocks; returns the node's block, the last
+    /// node it consumed (its caller continues after it) and the span in force afterwards.
     #[allow(clippy::type_complexity)]
     fn parse_code<'t>(
         &mut self,
@@ -322,129 +357,19 @@ impl<'s> Parser<'s> {
         parent: Option<BlockId>,
         current_span: Option<usize>,
     ) -> Result<(BlockId, Option<Node<'t>>, Option<usize>), ParseFailure> {
-        let has_error = node.kind() == "ERROR" || {
-            let mut c = node.walk();
-            node.children(&mut c).any(|ch| ch.kind() == "ERROR")
-        };
-        let m: NodeMatch<'t> = if has_error {
-            NodeMatch::error()
-        } else {
-            find_match(node).unwrap_or(NodeMatch {
-                block_type: BlockType::Code,
-                identifier: None,
-                first_child: None,
-                last_child: None,
-                check_child: None,
-            })
-        };
-        let pre_code = self.slice(start_byte, node.start_byte()).to_string();
+        let m = node_match(node);
         let end_line = node.end_position().row;
-        let mut end_byte = match m.first_child {
+        let end_byte = match m.first_child {
             Some(fc) => Self::get_previous(fc, node),
             None => node.end_byte(),
         };
-        let mut current_span = current_span;
-
         let block_id = self.blocks.len();
+        let mut current_span = current_span;
         if let Some(parent_id) = parent {
-            if !valid_pre_code(&pre_code) {
-                return Err(ParseFailure::BadPreCode {
-                    line: node.start_position().row + 1,
-                    text: pre_code,
-                });
-            }
-            let code = self.slice(node.start_byte(), end_byte).to_string();
-            let tokens = count_tokens(&code);
-            let mut block = Block::new(m.block_type, pre_code, code, tokens);
-            block.start_line = node.start_position().row + 1;
-            block.end_line = end_line + 1;
-            block.parent = Some(parent_id);
-            block.ts_kind = node.kind();
-            let raw_identifier = m
-                .identifier
-                .map(|n| self.slice(n.start_byte(), n.end_byte()).to_string());
-            block.identifier = raw_identifier.clone();
-
-            // pre_process
-            if block.kind == BlockType::Function && raw_identifier.as_deref() == Some("__init__") {
-                block.kind = BlockType::Constructor;
-            }
-            if block.kind == BlockType::Assignment
-                && block.content_lines[0]
-                    .trim_matches(py_isspace)
-                    .ends_with('=')
-                && let (Some(check), Some(first)) = (m.check_child, m.first_child)
-                && check.start_position().row < first.start_position().row
-            {
-                block.content_lines[0].push_str(" \\");
-            }
-
-            // Unique identifier among same-type siblings.
-            let identifier = match raw_identifier.as_deref() {
-                Some(i) if !i.is_empty() => i.to_string(),
-                _ => {
-                    if block.content.is_empty() {
-                        return Err(ParseFailure::EmptyBlock {
-                            line: block.start_line,
-                        });
-                    }
-                    let first_line = block.content.split('\n').next().unwrap_or("");
-                    let stripped: String = first_line
-                        .trim_matches(py_isspace)
-                        .chars()
-                        .take(25)
-                        .collect();
-                    replace_non_word_runs(&stripped)
-                }
-            };
-            let kind = block.kind;
-            let existing: Vec<Option<&str>> = self.blocks[parent_id]
-                .children
-                .iter()
-                .filter(|&&c| self.blocks[c].kind == kind)
-                .map(|&c| self.blocks[c].identifier.as_deref())
-                .collect();
-            if existing.contains(&Some(identifier.as_str())) {
-                let base = raw_identifier.unwrap_or_else(|| "None".to_string());
-                block.identifier = Some(format!("{base}_{}", existing.len()));
-            } else {
-                block.identifier = Some(identifier);
-            }
+            let pre_code = self.slice(start_byte, node.start_byte()).to_string();
+            let block = self.child_block(node, &m, pre_code, end_byte, parent_id)?;
             self.blocks.push(block);
-
-            // Spans.
-            let is_comment = self.blocks[block_id].kind == BlockType::Comment;
-            let defer = is_comment
-                && current_span.is_some_and(|s| {
-                    self.spans[s].span_type != SpanType::Documentation
-                        && self.spans[s].block_paths > 1
-                });
-            if defer {
-                self.comments_with_no_span.push(block_id);
-            } else {
-                let span = match (self.create_new_span(current_span, block_id), current_span) {
-                    (Some(new_span), _) => {
-                        self.spans.push(new_span);
-                        self.spans.len() - 1
-                    }
-                    (None, Some(s)) => s,
-                    // `create_new_span` always makes a span when there is none yet.
-                    (None, None) => {
-                        return Err(ParseFailure::NoSpan {
-                            line: node.start_position().row + 1,
-                        });
-                    }
-                };
-                current_span = Some(span);
-                for cb in std::mem::take(&mut self.comments_with_no_span) {
-                    self.blocks[cb].span_id = Some(self.spans[span].span_id.clone());
-                    self.spans[span].block_paths += 1;
-                    self.spans[span].tokens += self.blocks[cb].tokens;
-                }
-                self.spans[span].block_paths += 1;
-                self.spans[span].tokens += self.blocks[block_id].tokens;
-                self.blocks[block_id].span_id = Some(self.spans[span].span_id.clone());
-            }
+            current_span = self.place_in_span(block_id, current_span, node)?;
         } else {
             current_span = None;
             let mut module = Block::new(BlockType::Module, String::new(), String::new(), 0);
@@ -454,6 +379,152 @@ impl<'s> Parser<'s> {
             self.blocks.push(module);
         }
 
+        let (next_node, end_byte, current_span) =
+            self.parse_children(node, &m, block_id, end_byte, level, current_span)?;
+        if let Some(span) = current_span {
+            self.flush_comments_into(span);
+        }
+        self.post_process(block_id);
+        if level == 0 && node.parent().is_none() && node.end_byte() > end_byte {
+            self.push_trailing_space(node, block_id, end_byte)?;
+        }
+        Ok((block_id, next_node, current_span))
+    }
+
+    /// The block of a non-module node: its own text, the original's pre-processing
+    /// (`__init__` is a constructor; an assignment broken after `=` gets a backslash) and
+    /// an identifier unique among its same-type siblings.
+    fn child_block(
+        &self,
+        node: Node<'_>,
+        m: &NodeMatch<'_>,
+        pre_code: String,
+        end_byte: usize,
+        parent_id: BlockId,
+    ) -> Result<Block, ParseFailure> {
+        if !valid_pre_code(&pre_code) {
+            return Err(ParseFailure::BadPreCode {
+                line: node.start_position().row + 1,
+                text: pre_code,
+            });
+        }
+        let code = self.slice(node.start_byte(), end_byte).to_string();
+        let tokens = count_tokens(&code);
+        let mut block = Block::new(m.block_type, pre_code, code, tokens);
+        block.start_line = node.start_position().row + 1;
+        block.end_line = node.end_position().row + 1;
+        block.parent = Some(parent_id);
+        block.ts_kind = node.kind();
+        let raw_identifier = m
+            .identifier
+            .map(|n| self.slice(n.start_byte(), n.end_byte()).to_string());
+
+        if block.kind == BlockType::Function && raw_identifier.as_deref() == Some("__init__") {
+            block.kind = BlockType::Constructor;
+        }
+        if block.kind == BlockType::Assignment
+            && block.content_lines[0]
+                .trim_matches(py_isspace)
+                .ends_with('=')
+            && let (Some(check), Some(first)) = (m.check_child, m.first_child)
+            && check.start_position().row < first.start_position().row
+        {
+            block.content_lines[0].push_str(" \\");
+        }
+
+        let identifier = match raw_identifier.as_deref() {
+            Some(i) if !i.is_empty() => i.to_string(),
+            _ => {
+                if block.content.is_empty() {
+                    return Err(ParseFailure::EmptyBlock {
+                        line: block.start_line,
+                    });
+                }
+                let first_line = block.content.split('\n').next().unwrap_or("");
+                let stripped: String = first_line
+                    .trim_matches(py_isspace)
+                    .chars()
+                    .take(25)
+                    .collect();
+                replace_non_word_runs(&stripped)
+            }
+        };
+        let existing: Vec<Option<&str>> = self.blocks[parent_id]
+            .children
+            .iter()
+            .filter(|&&c| self.blocks[c].kind == block.kind)
+            .map(|&c| self.blocks[c].identifier.as_deref())
+            .collect();
+        block.identifier = if existing.contains(&Some(identifier.as_str())) {
+            let base = raw_identifier.unwrap_or_else(|| "None".to_string());
+            Some(format!("{base}_{}", existing.len()))
+        } else {
+            Some(identifier)
+        };
+        Ok(block)
+    }
+
+    /// Puts a freshly pushed block into a span (a new one if the span rules say so) and
+    /// returns the span in force. A comment inside a multi-block code span waits for the
+    /// next span instead, as in the original.
+    fn place_in_span(
+        &mut self,
+        block_id: BlockId,
+        current_span: Option<usize>,
+        node: Node<'_>,
+    ) -> Result<Option<usize>, ParseFailure> {
+        let defer = self.blocks[block_id].kind == BlockType::Comment
+            && current_span.is_some_and(|s| {
+                self.spans[s].span_type != SpanType::Documentation && self.spans[s].block_paths > 1
+            });
+        if defer {
+            self.comments_with_no_span.push(block_id);
+            return Ok(current_span);
+        }
+        let span = match (self.create_new_span(current_span, block_id), current_span) {
+            (Some(new_span), _) => {
+                self.spans.push(new_span);
+                self.spans.len() - 1
+            }
+            (None, Some(s)) => s,
+            // `create_new_span` always makes a span when there is none yet.
+            (None, None) => {
+                return Err(ParseFailure::NoSpan {
+                    line: node.start_position().row + 1,
+                });
+            }
+        };
+        self.flush_comments_into(span);
+        self.add_to_span(span, block_id);
+        Ok(Some(span))
+    }
+
+    /// Gives the comments waiting for a span to `span`.
+    fn flush_comments_into(&mut self, span: usize) {
+        for cb in std::mem::take(&mut self.comments_with_no_span) {
+            self.add_to_span(span, cb);
+        }
+    }
+
+    fn add_to_span(&mut self, span: usize, block: BlockId) {
+        self.blocks[block].span_id = Some(self.spans[span].span_id.clone());
+        self.spans[span].block_paths += 1;
+        self.spans[span].tokens += self.blocks[block].tokens;
+    }
+
+    /// Parses the children of `node` (from its match's first child to its last, climbing
+    /// out of nested `block` nodes as the original does) under `block_id`. Returns the last
+    /// node consumed, the end byte of the text consumed and the span in force.
+    #[allow(clippy::type_complexity)]
+    fn parse_children<'t>(
+        &mut self,
+        node: Node<'t>,
+        m: &NodeMatch<'t>,
+        block_id: BlockId,
+        mut end_byte: usize,
+        level: usize,
+        mut current_span: Option<usize>,
+    ) -> Result<(Option<Node<'t>>, usize, Option<usize>), ParseFailure> {
         let mut next_node = m.first_child;
         while let Some(mut nn) = next_node {
             if nn.child_count() > 0
@@ -486,35 +557,32 @@ impl<'s> Parser<'s> {
                 next_node = if np == Some(nn) { None } else { np };
             }
         }
+        Ok((next_node, end_byte, current_span))
+    }
 
-        if let Some(span) = current_span {
-            for cb in std::mem::take(&mut self.comments_with_no_span) {
-                self.blocks[cb].span_id = Some(self.spans[span].span_id.clone());
-                self.spans[span].block_paths += 1;
-                self.spans[span].tokens += self.blocks[cb].tokens;
-            }
+    /// The whitespace after the module's last block becomes a SPACE block.
+    fn push_trailing_space(
+        &mut self,
+        node: Node<'_>,
+        module: BlockId,
+        end_byte: usize,
+    ) -> Result<(), ParseFailure> {
+        let end_line = node.end_position().row;
+        let pre = self.slice(end_byte, node.end_byte()).to_string();
+        if !valid_pre_code(&pre) {
+            return Err(ParseFailure::BadPreCode {
+                line: end_line + 1,
+                text: pre,
+            });
         }
-
-        self.post_process(block_id);
-
-        if level == 0 && node.parent().is_none() && node.end_byte() > end_byte {
-            let pre = self.slice(end_byte, node.end_byte()).to_string();
-            if !valid_pre_code(&pre) {
-                return Err(ParseFailure::BadPreCode {
-                    line: end_line + 1,
-                    text: pre,
-                });
-            }
-            let mut space = Block::new(BlockType::Space, pre, String::new(), 0);
-            space.start_line = end_line + 1;
-            space.end_line = node.end_position().row + 1;
-            space.parent = Some(block_id);
-            let id = self.blocks.len();
-            self.blocks.push(space);
-            self.blocks[block_id].children.push(id);
-        }
-
-        Ok((block_id, next_node, current_span))
+        let mut space = Block::new(BlockType::Space, pre, String::new(), 0);
+        space.start_line = end_line + 1;
+        space.end_line = end_line + 1;
+        space.parent = Some(module);
+        let id = self.blocks.len();
+        self.blocks.push(space);
+        self.blocks[module].children.push(id);
+        Ok(())
     }
 
     fn post_process(&mut self, id: BlockId) {
@@ -621,15 +689,13 @@ impl<'s> Parser<'s> {
                 let p = parent.unwrap_or(BlockTree::ROOT);
                 (p, self.full_path(p))
             };
-            return Some(Span {
+            return Some(Span::new(
                 span_id,
                 span_type,
                 initiating_block,
                 parent_block_path,
-                block_paths: 0,
-                tokens: 0,
-                index: 0,
-            });
+                0,
+            ));
         };
 
         let parent_path = parent.map(|p| self.full_path(p)).unwrap_or_default();
@@ -637,15 +703,13 @@ impl<'s> Parser<'s> {
             && matches!(parent_kind, Some(BlockType::Module | BlockType::Class))
             && self.spans[cur].parent_block_path == parent_path
         {
-            return Some(Span {
+            return Some(Span::new(
                 span_id,
                 span_type,
-                initiating_block: block,
-                parent_block_path: self.full_path(block),
-                block_paths: 0,
-                tokens: 0,
-                index: 0,
-            });
+                block,
+                self.full_path(block),
+                0,
+            ));
         }
 
         if self.spans[cur].parent_block_path.len() > parent_path.len() {
@@ -654,15 +718,7 @@ impl<'s> Parser<'s> {
             } else {
                 parent_path
             };
-            return Some(Span {
-                span_id,
-                span_type,
-                initiating_block: block,
-                parent_block_path,
-                block_paths: 0,
-                tokens: 0,
-                index: 0,
-            });
+            return Some(Span::new(span_id, span_type, block, parent_block_path, 0));
         }
 
         // sum_tokens() of a block whose children are not parsed yet is its own count.
@@ -670,15 +726,13 @@ impl<'s> Parser<'s> {
             && parent_kind == Some(BlockType::Module)
         {
             let sp = &self.spans[cur];
-            return Some(Span {
+            return Some(Span::new(
                 span_id,
                 span_type,
-                initiating_block: sp.initiating_block,
-                parent_block_path: sp.parent_block_path.clone(),
-                block_paths: 0,
-                tokens: 0,
-                index: sp.index + 1,
-            });
+                sp.initiating_block,
+                sp.parent_block_path.clone(),
+                sp.index + 1,
+            ));
         }
         None
     }
