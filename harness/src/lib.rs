@@ -78,6 +78,7 @@ pub mod pipeline;
 pub mod policy;
 pub mod report;
 pub mod run_dir;
+pub mod run_progress;
 pub mod shard;
 pub mod stats;
 pub mod tokens;

@@ -16,7 +16,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::checkout::RepoCache;
 use crate::dataset::{Dataset, Instance, Locations};
@@ -29,6 +28,7 @@ use crate::output::{
 };
 use crate::phases::{PhaseTotals, Phases};
 use crate::policy::{CallRecord, Driver, Task};
+use crate::run_progress::RunProgress;
 use crate::shard::{Shard, dataset_fingerprint};
 use crate::tokens::Tokenizer;
 use crate::variants::{self, Preparation, Prepared, Variant};
@@ -240,7 +240,7 @@ async fn run_variant(
     rv: &ReadyVariant,
     inst: &Instance,
     prep: &PreparedInstance,
-    bar: &ProgressBar,
+    progress: &RunProgress,
 ) -> (InstanceRow, Vec<CallRecord>) {
     let variant = rv.variant;
     let wall = Instant::now();
@@ -268,14 +268,12 @@ async fn run_variant(
     row.index_ms = ms(wall);
     row.phases.start_ms = row.index_ms;
     row.schema_tokens = cfg.tokenizer.count(&session.tools_json());
-    // What the server says while a long call (an index build) runs shows on the bar.
-    let (bar_line, label) = (
-        bar.clone(),
+    // What the server says while a long call (an index build) runs is shown.
+    let (progress, label) = (
+        progress.clone(),
         format!("{} × {}", inst.instance_id, variant.name()),
     );
-    session.on_progress(Arc::new(move |line| {
-        bar_line.set_message(format!("{label}: {line}"));
-    }));
+    session.on_progress(Arc::new(move |line| progress.server_said(&label, &line)));
     let task = Task {
         instance: inst,
         workdir: &prep.workdir,
@@ -356,20 +354,20 @@ async fn run_instance(
     out: Arc<RunOutput>,
     variants: Arc<Vec<ReadyVariant>>,
     inst: Instance,
-    bar: ProgressBar,
+    progress: RunProgress,
 ) {
     let pending: Vec<&ReadyVariant> = variants
         .iter()
         .filter(|rv| !out.is_done(&inst.instance_id, rv.variant.name()))
         .collect();
     // Pairs finished by an earlier run with the same --out count as done.
-    bar.inc((variants.len() - pending.len()) as u64);
+    progress.already_done((variants.len() - pending.len()) as u64);
     // Once writing has failed (disk full), nothing more is run: see `run`.
     if pending.is_empty() || out.broken().is_some() {
         return;
     }
     let n_pending = pending.len() as u64;
-    bar.set_message(inst.instance_id.clone());
+    progress.working(&inst.instance_id);
     let prev = trees.take(&inst.repo);
     let prep = {
         let cache = cache.clone();
@@ -386,7 +384,7 @@ async fn run_instance(
                 trees.offer(&inst.repo, prev);
             }
             record_failure(&out, &inst, &pending, STATUS_ERROR, &format!("{e:#}"), None);
-            bar.inc(n_pending);
+            progress.finished(n_pending, &inst.instance_id, STATUS_ERROR);
             return;
         }
         Err(join) => {
@@ -398,21 +396,22 @@ async fn run_instance(
                 &format!("preparation panicked: {join}"),
                 None,
             );
-            bar.inc(n_pending);
+            progress.finished(n_pending, &inst.instance_id, STATUS_ERROR);
             return;
         }
     };
     if prep.gold.functions.is_empty() {
         let msg = "the patch edits no existing function: left out of the scores, as in LocAgent";
         record_failure(&out, &inst, &pending, STATUS_NO_GOLD, msg, Some(&prep));
-        bar.inc(n_pending);
+        progress.finished(n_pending, &inst.instance_id, STATUS_NO_GOLD);
         trees.offer(&inst.repo, &inst.instance_id);
         return;
     }
     for rv in pending {
         let name = rv.variant.name();
-        bar.set_message(format!("{} × {name}", inst.instance_id));
-        let (row, calls) = run_variant(&cfg, rv, &inst, &prep, &bar).await;
+        let label = format!("{} × {name}", inst.instance_id);
+        progress.working(&label);
+        let (row, calls) = run_variant(&cfg, rv, &inst, &prep, &progress).await;
         if let Err(e) = out.write_calls(&inst.instance_id, name, &calls) {
             tracing::error!("cannot write calls.csv: {e:#}");
         }
@@ -420,9 +419,15 @@ async fn run_instance(
             tracing::error!("cannot write instances.csv: {e:#}");
         }
         if row.status == STATUS_ERROR {
-            bar.suspend(|| eprintln!("{} × {}: {}", inst.instance_id, name, row.error));
+            progress.say(&format!("{label}: {}", row.error));
         }
-        bar.inc(1);
+        let outcome = format!(
+            "{} in {:.1} s (index {:.1} s)",
+            row.status,
+            row.wall_ms / 1000.0,
+            row.index_ms / 1000.0
+        );
+        progress.finished(1, &label, &outcome);
     }
     trees.offer(&inst.repo, &inst.instance_id);
 }
@@ -557,12 +562,7 @@ pub async fn run(mut cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummar
     );
 
     let total = (ds.instances.len() * variants.len()) as u64;
-    let bar = ProgressBar::new(total);
-    bar.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
+    let progress = RunProgress::new(total);
     let cfg = Arc::new(cfg);
     let cache = Arc::new(cache);
     let out = Arc::new(out);
@@ -571,13 +571,13 @@ pub async fn run(mut cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummar
     let queue = Arc::new(Mutex::new(repository_groups(&ds.instances)));
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..cfg.jobs.max(1) {
-        let (cfg, cache, trees, out, variants, bar, queue) = (
+        let (cfg, cache, trees, out, variants, progress, queue) = (
             cfg.clone(),
             cache.clone(),
             trees.clone(),
             out.clone(),
             variants.clone(),
-            bar.clone(),
+            progress.clone(),
             queue.clone(),
         );
         tasks.spawn(async move {
@@ -590,7 +590,8 @@ pub async fn run(mut cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummar
                 for inst in group {
                     let (cfg, cache, trees, out) =
                         (cfg.clone(), cache.clone(), trees.clone(), out.clone());
-                    run_instance(cfg, cache, trees, out, variants.clone(), inst, bar.clone()).await;
+                    let progress = progress.clone();
+                    run_instance(cfg, cache, trees, out, variants.clone(), inst, progress).await;
                 }
             }
         });
@@ -600,7 +601,7 @@ pub async fn run(mut cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummar
             tracing::error!("an instance task failed: {e}");
         }
     }
-    bar.finish_and_clear();
+    progress.finish();
     if let Some(why) = out.broken() {
         anyhow::bail!("the run stopped: {why}");
     }
