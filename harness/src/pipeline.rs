@@ -294,6 +294,25 @@ async fn run_variant(
     if let Some(dir) = variant.per_tree_state(&prep.workdir, &cfg.cache) {
         drop_tree_state(dir).await;
     }
+    let pred = settle_status(&mut row, result, &records, died);
+    row.metrics = score_all(&prep.gold, &pred).unwrap_or_default();
+    account_calls(&mut row, &records, variant.setup_tools(), policy_ms);
+    row.pred_files = pred.files;
+    row.pred_modules = pred.modules;
+    row.pred_functions = pred.functions;
+    row.phases.score_ms = ms(t_score);
+    row.wall_ms = ms(wall);
+    (row, records)
+}
+
+/// The row's status and error from the policy's result, a timed-out call and a server
+/// that died; returns the answer to score (empty when the policy failed).
+fn settle_status(
+    row: &mut InstanceRow,
+    result: anyhow::Result<Locations>,
+    records: &[CallRecord],
+    died: Option<String>,
+) -> Locations {
     let pred = match result {
         Ok(p) => {
             row.status = STATUS_OK.into();
@@ -325,7 +344,17 @@ async fn run_variant(
             format!("the server failed: {why}; then: {}", row.error)
         };
     }
-    row.metrics = score_all(&prep.gold, &pred).unwrap_or_default();
+    pred
+}
+
+/// The calls' counts, latencies and sizes on the row; calls to `setup_tools` are
+/// index time, the rest of `policy_ms` is policy time.
+fn account_calls(
+    row: &mut InstanceRow,
+    records: &[CallRecord],
+    setup_tools: &[&str],
+    policy_ms: f64,
+) {
     row.n_calls = records.len();
     row.n_errors = records.iter().filter(|c| c.is_error).count();
     row.tool_ms = records.iter().map(|c| c.latency_ms).sum();
@@ -333,18 +362,12 @@ async fn run_variant(
     // A fold from +0.0: an empty f64 `sum` is -0.0, which the CSV would print as "-0.000".
     row.phases.init_ms = records
         .iter()
-        .filter(|c| variant.setup_tools().contains(&c.tool.as_str()))
+        .filter(|c| setup_tools.contains(&c.tool.as_str()))
         .fold(0.0, |ms, c| ms + c.latency_ms);
     row.index_ms += row.phases.init_ms;
     row.phases.policy_ms = (policy_ms - row.phases.init_ms).max(0.0);
     row.response_bytes = records.iter().map(|c| c.response_bytes).sum();
     row.response_tokens = records.iter().map(|c| c.response_tokens).sum();
-    row.pred_files = pred.files;
-    row.pred_modules = pred.modules;
-    row.pred_functions = pred.functions;
-    row.phases.score_ms = ms(t_score);
-    row.wall_ms = ms(wall);
-    (row, records)
 }
 
 async fn run_instance(
@@ -506,6 +529,48 @@ fn select_instances(ds: &mut Dataset, cfg: &RunConfig) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Dataset records that could not be read, with why, in `skipped.csv`.
+fn write_skipped(out: &Path, ds: &Dataset) -> anyhow::Result<()> {
+    if ds.problems.is_empty() {
+        return Ok(());
+    }
+    let mut w = csv::Writer::from_path(out.join("skipped.csv"))?;
+    w.write_record(["record", "message"])?;
+    for p in &ds.problems {
+        w.write_record([p.record.to_string(), p.message.clone()])?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
+/// After the last pair: where the time went (stderr and run.json) and `summary.csv`
+/// over this run's instances.
+fn finish_run(
+    cfg: &RunConfig,
+    ds: &Dataset,
+    out: &RunOutput,
+    mut info: RunInfo,
+    wall_ms: f64,
+) -> anyhow::Result<Vec<output::VariantSummary>> {
+    let ids: Vec<&str> = ds
+        .instances
+        .iter()
+        .map(|i| i.instance_id.as_str())
+        .collect();
+    let rows: Vec<InstanceRow> = output::read_instance_rows(&cfg.out.join("instances.csv"))?
+        .into_iter()
+        .filter(|r| ids.contains(&r.instance_id.as_str()))
+        .collect();
+    let totals = PhaseTotals::from_rows(rows.iter().map(|r| (r.instance_id.as_str(), &r.phases)));
+    eprintln!("navbench: where the time went\n{}", totals.table(wall_ms));
+    info.phases = Some(totals);
+    info.wall_ms = Some(wall_ms);
+    out.write_info(&info)?;
+    let sums = output::summarize(&rows, &cfg.variants);
+    output::write_summary(&cfg.out.join("summary.csv"), &sums)?;
+    Ok(sums)
+}
+
 /// Runs the benchmark and returns the summary (also written to `summary.csv`).
 pub async fn run(mut cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummary>> {
     if cfg.variants.is_empty() {
@@ -528,7 +593,7 @@ pub async fn run(mut cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummar
     variants::declared::preflight(&variants, ds.instances.first(), &cache, &cfg).await?;
     let out = RunOutput::open(&cfg.out)?;
     let run_start = Instant::now();
-    let mut info = RunInfo {
+    let info = RunInfo {
         dataset: ds.name.clone(),
         variants: cfg.variants.clone(),
         tokenizer: cfg.tokenizer.name().to_string(),
@@ -545,14 +610,7 @@ pub async fn run(mut cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummar
         wall_ms: None,
     };
     out.write_info(&info)?;
-    if !ds.problems.is_empty() {
-        let mut w = csv::Writer::from_path(cfg.out.join("skipped.csv"))?;
-        w.write_record(["record", "message"])?;
-        for p in &ds.problems {
-            w.write_record([p.record.to_string(), p.message.clone()])?;
-        }
-        w.flush()?;
-    }
+    write_skipped(&cfg.out, &ds)?;
     eprintln!(
         "navbench: {} instance(s) of '{}' × {} → {}",
         ds.instances.len(),
@@ -606,24 +664,7 @@ pub async fn run(mut cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummar
         anyhow::bail!("the run stopped: {why}");
     }
 
-    let ids: Vec<&str> = ds
-        .instances
-        .iter()
-        .map(|i| i.instance_id.as_str())
-        .collect();
-    let rows: Vec<InstanceRow> = output::read_instance_rows(&cfg.out.join("instances.csv"))?
-        .into_iter()
-        .filter(|r| ids.contains(&r.instance_id.as_str()))
-        .collect();
-    let totals = PhaseTotals::from_rows(rows.iter().map(|r| (r.instance_id.as_str(), &r.phases)));
-    let wall_ms = ms(run_start);
-    eprintln!("navbench: where the time went\n{}", totals.table(wall_ms));
-    info.phases = Some(totals);
-    info.wall_ms = Some(wall_ms);
-    out.write_info(&info)?;
-    let sums = output::summarize(&rows, &cfg.variants);
-    output::write_summary(&cfg.out.join("summary.csv"), &sums)?;
-    Ok(sums)
+    finish_run(&cfg, &ds, &out, info, ms(run_start))
 }
 
 #[cfg(test)]
