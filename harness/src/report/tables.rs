@@ -123,6 +123,15 @@ fn metric_index(name: &str) -> Option<usize> {
 
 /// Computes every figure of the report.
 pub fn compute(data: &ReportData) -> Stats {
+    Stats {
+        variants: variant_stats(data),
+        repos: repo_stats(data),
+        paired: paired_stats(data),
+    }
+}
+
+/// Per variant: counts, bootstrap means of every metric, cost means and quantiles.
+fn variant_stats(data: &ReportData) -> Vec<VariantStats> {
     let cfg = &data.bootstrap;
     let names = metric_columns();
     let mut variants = Vec::new();
@@ -165,6 +174,12 @@ pub fn compute(data: &ReportData) -> Stats {
         });
     }
 
+    variants
+}
+
+/// Per repository and variant: bootstrap means of the Acc columns.
+fn repo_stats(data: &ReportData) -> Vec<RepoStats> {
+    let cfg = &data.bootstrap;
     let acc = acc_columns();
     let acc_idx: Vec<usize> = acc.iter().filter_map(|a| metric_index(a)).collect();
     let mut repo_names: Vec<&str> = data.rows.iter().map(|r| r.repo.as_str()).collect();
@@ -198,6 +213,15 @@ pub fn compute(data: &ReportData) -> Stats {
         }
     }
 
+    repos
+}
+
+/// Per pair of variants and Acc column, on the instances both scored: the paired
+/// bootstrap difference and the exact McNemar test.
+fn paired_stats(data: &ReportData) -> Vec<PairedStats> {
+    let cfg = &data.bootstrap;
+    let acc = acc_columns();
+    let acc_idx: Vec<usize> = acc.iter().filter_map(|a| metric_index(a)).collect();
     let mut paired = Vec::new();
     for (ai, a) in data.variants.iter().enumerate() {
         for b in data.variants.iter().skip(ai + 1) {
@@ -241,11 +265,7 @@ pub fn compute(data: &ReportData) -> Stats {
             }
         }
     }
-    Stats {
-        variants,
-        repos,
-        paired,
-    }
+    paired
 }
 
 fn f(x: f64) -> String {
