@@ -178,16 +178,7 @@ fn expand<'a>(chunks: &'a [Chunk], entity: &'a Chunk, scope: Scope) -> Implement
                 related.push((c, why));
             }
         };
-    // The class the entity belongs to (for `self.x()` calls).
-    let own_class = match entity.kind {
-        ChunkKind::Method => entity
-            .name
-            .as_deref()
-            .and_then(|n| n.rsplit_once('.'))
-            .map(|(c, _)| c.to_string()),
-        ChunkKind::Class => entity.name.clone(),
-        _ => None,
-    };
+    let own_class = own_class(entity);
     let same_file: Vec<&Chunk> = chunks
         .iter()
         .filter(|c| c.file == entity.file && is_entity(c))
@@ -206,26 +197,7 @@ fn expand<'a>(chunks: &'a [Chunk], entity: &'a Chunk, scope: Scope) -> Implement
             Some((r, c)) => (Some(r), c),
             None => (None, call.as_str()),
         };
-        let local: Vec<&Chunk> = match receiver {
-            Some("self" | "cls") => {
-                let class = own_class.as_deref().unwrap_or("");
-                let want = format!("{class}.{callee}");
-                same_file
-                    .iter()
-                    .copied()
-                    .filter(|c| c.name.as_deref() == Some(want.as_str()))
-                    .collect()
-            }
-            Some(_) => Vec::new(),
-            None => same_file
-                .iter()
-                .copied()
-                .filter(|c| {
-                    c.name.as_deref() == Some(callee)
-                        && matches!(c.kind, ChunkKind::Function | ChunkKind::Class)
-                })
-                .collect(),
-        };
+        let local = local_callees(&same_file, own_class.as_deref(), receiver, callee);
         let found_local = !local.is_empty();
         for c in local {
             add(c, "same-file helper", &mut related);
@@ -261,6 +233,49 @@ fn expand<'a>(chunks: &'a [Chunk], entity: &'a Chunk, scope: Scope) -> Implement
         entity,
         related,
         fell_back: false,
+    }
+}
+
+/// The class an entity belongs to (for `self.x()` calls): a method's class, a class
+/// itself.
+fn own_class(entity: &Chunk) -> Option<String> {
+    match entity.kind {
+        ChunkKind::Method => entity
+            .name
+            .as_deref()
+            .and_then(|n| n.rsplit_once('.'))
+            .map(|(c, _)| c.to_string()),
+        ChunkKind::Class => entity.name.clone(),
+        _ => None,
+    }
+}
+
+/// The same-file entities a call reaches: `self.f()` / `cls.f()` the own class's `f`,
+/// a bare `f()` a top-level function or class `f`; calls on other receivers none.
+fn local_callees<'a>(
+    same_file: &[&'a Chunk],
+    own_class: Option<&str>,
+    receiver: Option<&str>,
+    callee: &str,
+) -> Vec<&'a Chunk> {
+    match receiver {
+        Some("self" | "cls") => {
+            let want = format!("{}.{callee}", own_class.unwrap_or(""));
+            same_file
+                .iter()
+                .copied()
+                .filter(|c| c.name.as_deref() == Some(want.as_str()))
+                .collect()
+        }
+        Some(_) => Vec::new(),
+        None => same_file
+            .iter()
+            .copied()
+            .filter(|c| {
+                c.name.as_deref() == Some(callee)
+                    && matches!(c.kind, ChunkKind::Function | ChunkKind::Class)
+            })
+            .collect(),
     }
 }
 
