@@ -1,6 +1,7 @@
 //! `navbench-codegraph`: LocAgent's code graph, as an MCP server on stdio (the
 //! default, or `serve`; `--root DIR` initializes at start-up, `--cache DIR` sets the
-//! cache) and as a command-line tool (`export`).
+//! cache, `--http ADDR` serves Streamable HTTP instead) and as a command-line tool
+//! (`export`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,6 +34,14 @@ struct ServeArgs {
     /// else $XDG_CACHE_HOME/navbench, else ~/.cache/navbench].
     #[arg(long)]
     cache: Option<PathBuf>,
+    /// Serve Streamable HTTP at http://ADDR/mcp (plus GET /health) instead of stdio,
+    /// e.g. 127.0.0.1:8766 (port 0 picks a free one; the URL is printed on stderr).
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
+    /// With --http: accept connections on a non-loopback address (only loopback
+    /// otherwise, so the repository is never exposed to the network by mistake).
+    #[arg(long, requires = "http")]
+    allow_remote: bool,
 }
 
 #[derive(Subcommand)]
@@ -73,10 +82,12 @@ fn main() -> ExitCode {
 }
 
 fn run_serve(args: ServeArgs) -> anyhow::Result<()> {
-    start::runtime()?.block_on(navbench_codegraph::server::serve_stdio(
+    start::runtime()?.block_on(navbench_codegraph::server::serve(
         navbench_codegraph::server::ServeOptions {
             root: args.root,
             cache: args.cache,
+            http: args.http,
+            allow_remote: args.allow_remote,
             ..Default::default()
         },
     ))

@@ -280,10 +280,17 @@ pub struct ServeOptions {
     pub cache: Option<PathBuf>,
     /// Output limits.
     pub limits: Limits,
+    /// Serve Streamable HTTP at `http://ADDR/mcp` instead of stdio.
+    pub http: Option<String>,
+    /// With `http`: allow a non-loopback address.
+    pub allow_remote: bool,
 }
 
-/// Serves the tools over stdin/stdout until the client closes the connection.
-pub async fn serve_stdio(options: ServeOptions) -> anyhow::Result<()> {
+/// Serves the tools over stdin/stdout until the client closes the connection, or over
+/// Streamable HTTP until Ctrl-C / SIGTERM when `options.http` is set. HTTP sessions share
+/// one [`CodegraphTools`], so they see the same initialized repository (as one stdio
+/// client would) and the graph is loaded once.
+pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
     let cache = options
         .cache
         .clone()
@@ -301,10 +308,31 @@ pub async fn serve_stdio(options: ServeOptions) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("--root {}: {e}", root.display()))?;
         tracing::info!(cache = %out.data.cache, nodes = out.data.nodes, "initialized at start-up");
     }
-    tracing::info!(cache = %cache.display(), "navbench-codegraph serving on stdio");
-    let server = CodegraphServer::new(tools);
-    navbench_server_support::mcp::serve_stdio(server, "navbench-codegraph").await?;
-    Ok(())
+    let Some(addr) = &options.http else {
+        tracing::info!(cache = %cache.display(), "navbench-codegraph serving on stdio");
+        let server = CodegraphServer::new(tools);
+        navbench_server_support::mcp::serve_stdio(server, "navbench-codegraph").await?;
+        return Ok(());
+    };
+    let (root, cache_text) = (
+        options.root.as_ref().map(|r| r.display().to_string()),
+        cache.display().to_string(),
+    );
+    let health = Arc::new(move || {
+        serde_json::json!({
+            "status": "ok",
+            "server": "navbench-codegraph",
+            "root": root,
+            "cache": cache_text,
+        })
+    });
+    let listen = navbench_server_support::http::Listen {
+        name: "navbench-codegraph",
+        addr,
+        allow_remote: options.allow_remote,
+    };
+    let factory = move || Ok(CodegraphServer::new(Arc::clone(&tools)));
+    navbench_server_support::http::serve_http(factory, health, listen).await
 }
 
 #[cfg(test)]
