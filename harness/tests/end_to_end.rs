@@ -120,6 +120,11 @@ fn runs_text_variant_end_to_end_and_resumes() {
     assert!(out.status.success(), "stderr: {stderr}");
     // The malformed line is reported with its number and skipped.
     assert!(stderr.contains("record 2"), "{stderr}");
+    // stderr is a pipe here, so progress comes as plain lines, one per finished pair.
+    assert!(
+        stderr.contains("navbench: [1/1] acme__shop-1 × text: ok in "),
+        "{stderr}"
+    );
     let dir = s.work.path().join("out");
     let rows = read_csv(&dir.join("instances.csv"));
     assert_eq!(rows.len(), 1);
