@@ -77,6 +77,7 @@ pub mod phases;
 pub mod pipeline;
 pub mod policy;
 pub mod report;
+pub mod run_config;
 pub mod run_dir;
 pub mod run_progress;
 pub mod shard;

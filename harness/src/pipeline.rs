@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::Context;
 
@@ -29,33 +29,13 @@ use crate::output::{
 use crate::phases::{PhaseTotals, Phases};
 use crate::policy::{CallRecord, Driver, Task};
 use crate::run_progress::RunProgress;
-use crate::shard::{Shard, dataset_fingerprint};
-use crate::tokens::Tokenizer;
-use crate::variants::{self, Preparation, Prepared, Variant};
+use crate::shard::dataset_fingerprint;
+use crate::variants::{self, ReadyVariant};
+
+pub use crate::run_config::RunConfig;
 
 /// The dev dataset (24 SWE-bench Lite instances), embedded for `--dataset dev`.
 pub const DEV_DATASET: &str = include_str!("../../datasets/dev/swe-bench-lite-dev.jsonl");
-
-/// Everything `navbench run` takes.
-#[derive(Debug, Clone)]
-pub struct RunConfig {
-    /// `mini`, `dev`, or a path to a .jsonl / .parquet file.
-    pub dataset: String,
-    pub variants: Vec<String>,
-    pub repo_url: String,
-    pub cache: PathBuf,
-    pub out: PathBuf,
-    pub jobs: usize,
-    pub instances: Vec<String>,
-    pub limit: Option<usize>,
-    pub tokenizer: Tokenizer,
-    pub call_timeout: Duration,
-    /// Timeout of the variant's indexing calls (`setup_tools`).
-    pub index_timeout: Duration,
-    pub server_dir: Option<PathBuf>,
-    /// Run only this slice of the (selected, limited) dataset.
-    pub shard: Option<Shard>,
-}
 
 /// Loads a dataset by name or path and prepares the repository cache for it (the
 /// embedded `mini` repository is built under the cache and used whatever the URL
@@ -88,47 +68,6 @@ pub fn load_dataset(
         );
     }
     Ok((ds, cache))
-}
-
-/// A variant ready to run: its binary found, its preparation done.
-pub struct ReadyVariant {
-    pub variant: &'static dyn Variant,
-    pub binary: PathBuf,
-    /// What [`Variant::prepare`] learned for the server's command line.
-    pub prepared: Prepared,
-}
-
-/// Validates variant names and finds their binaries before anything runs.
-pub fn resolve_variants(
-    names: &[String],
-    server_dir: Option<&Path>,
-) -> anyhow::Result<Vec<ReadyVariant>> {
-    let mut out = Vec::new();
-    for n in names {
-        let v = variants::by_name(n).map_err(anyhow::Error::msg)?;
-        let bin = v.locate(server_dir)?;
-        out.push(ReadyVariant {
-            variant: v,
-            binary: bin,
-            prepared: Prepared::default(),
-        });
-    }
-    Ok(out)
-}
-
-/// Prepares each variant (e.g. installs the retrieval model on first use). A failure
-/// is reported and the run goes on: that variant's servers then fail to start with
-/// their own error, recorded per instance in the CSVs.
-fn prepare_variants(variants: &mut [ReadyVariant], cache: &Path) {
-    for rv in variants {
-        match rv.variant.prepare(&rv.binary, cache, Preparation::Install) {
-            Ok(p) => rv.prepared = p,
-            Err(e) => eprintln!(
-                "navbench: preparing variant '{}' failed: {e:#}; its instances will record the error",
-                rv.variant.name()
-            ),
-        }
-    }
 }
 
 /// What one instance's preparation produced: its tree, gold locations, the warnings
@@ -579,8 +518,8 @@ pub async fn run(mut cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummar
             variants::names()
         );
     }
-    let mut variants = resolve_variants(&cfg.variants, cfg.server_dir.as_deref())?;
-    prepare_variants(&mut variants, &cfg.cache);
+    let mut variants = variants::resolve(&cfg.variants, cfg.server_dir.as_deref())?;
+    variants::prepare_all(&mut variants, &cfg.cache);
     // A declaration file given by path runs (and is reported) under its declared name.
     cfg.variants = variants
         .iter()

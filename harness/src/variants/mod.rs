@@ -25,6 +25,7 @@
 pub mod bm25;
 pub mod codegraph;
 pub mod declared;
+mod ready;
 pub mod retrieval;
 pub mod retrieval_static;
 pub mod text;
@@ -32,6 +33,8 @@ pub mod text;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
+
+pub use ready::{ReadyVariant, prepare_all, resolve};
 
 use crate::dataset::Locations;
 use crate::mcp_client::{ServerSpec, locate_server_binary};

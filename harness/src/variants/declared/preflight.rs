@@ -14,9 +14,10 @@ use super::{Declared, template};
 use crate::checkout::RepoCache;
 use crate::dataset::Instance;
 use crate::mcp_client::McpSession;
-use crate::pipeline::{ReadyVariant, RunConfig};
 use crate::policy::terms;
 use crate::policy::{Driver, Task};
+use crate::run_config::RunConfig;
+use crate::variants::ReadyVariant;
 
 /// Checks every declared variant of `variants` on `first` (see the module doc).
 pub async fn preflight(

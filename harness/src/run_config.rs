@@ -1,0 +1,30 @@
+//! [`RunConfig`]: everything `navbench run` takes, as the command line gave it. It sits
+//! below the pipeline so that what runs before the pipeline proper (a declared
+//! variant's preflight) can read the same settings.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::shard::Shard;
+use crate::tokens::Tokenizer;
+
+/// Everything `navbench run` takes.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// `mini`, `dev`, or a path to a .jsonl / .parquet file.
+    pub dataset: String,
+    pub variants: Vec<String>,
+    pub repo_url: String,
+    pub cache: PathBuf,
+    pub out: PathBuf,
+    pub jobs: usize,
+    pub instances: Vec<String>,
+    pub limit: Option<usize>,
+    pub tokenizer: Tokenizer,
+    pub call_timeout: Duration,
+    /// Timeout of the variant's indexing calls (`setup_tools`).
+    pub index_timeout: Duration,
+    pub server_dir: Option<PathBuf>,
+    /// Run only this slice of the (selected, limited) dataset.
+    pub shard: Option<Shard>,
+}
