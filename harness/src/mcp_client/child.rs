@@ -140,7 +140,7 @@ fn read_output(
                     continue;
                 }
                 if urls.borrow().is_none()
-                    && let Some(url) = super::http::printed_url(&String::from_utf8_lossy(&line))
+                    && let Some(url) = printed_url(&String::from_utf8_lossy(&line))
                 {
                     let _ = urls.send(Some(url));
                 }
@@ -235,5 +235,49 @@ pub(super) async fn drain_output(tasks: Vec<JoinHandle<()>>) {
         if tokio::time::timeout_at(deadline, &mut task).await.is_err() {
             task.abort();
         }
+    }
+}
+
+/// The first `http://` or `https://` URL in `line`, without trailing punctuation.
+fn printed_url(line: &str) -> Option<String> {
+    let start = match (line.find("http://"), line.find("https://")) {
+        (Some(a), Some(b)) => a.min(b),
+        (a, b) => a.or(b)?,
+    };
+    let rest = &line[start..];
+    let scheme = rest.find("//").map_or(0, |i| i + 2);
+    let end = rest
+        .find(|c: char| c.is_whitespace() || "\"'<>()[]{}`".contains(c))
+        .unwrap_or(rest.len());
+    let url = rest[..end].trim_end_matches(['.', ',', ';', ':']);
+    (url.len() > scheme).then(|| url.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::printed_url;
+
+    #[test]
+    fn finds_the_url_a_server_prints() {
+        assert_eq!(
+            printed_url("navbench-retrieval: listening on http://127.0.0.1:40123/mcp").as_deref(),
+            Some("http://127.0.0.1:40123/mcp")
+        );
+        assert_eq!(
+            printed_url("INFO: Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)")
+                .as_deref(),
+            Some("http://0.0.0.0:8000")
+        );
+        assert_eq!(
+            printed_url("serving at <https://localhost:9/mcp>.").as_deref(),
+            Some("https://localhost:9/mcp")
+        );
+        assert_eq!(printed_url("no url here"), None);
+        assert_eq!(printed_url("just http://"), None);
+        assert_eq!(printed_url("at http://x").as_deref(), Some("http://x"));
+        assert_eq!(
+            printed_url("https://a/mcp or http://b/mcp").as_deref(),
+            Some("https://a/mcp")
+        );
     }
 }

@@ -16,9 +16,9 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use tokio::process::Child;
 use tokio::sync::watch;
 
-use super::child::spawn;
-use super::session::new_client;
-use super::{McpError, McpSession, ServerSpec, guard};
+use super::child::{Spawned, spawn};
+use super::progress::{Client, Connected};
+use super::{McpError, ServerSpec, guard};
 
 /// What to do about a server that does not say where it listens.
 const URL_HINT: &str = "check that its args start it in its HTTP mode (a server on stdio prints no URL), or name the URL in the declaration: url = \"http://127.0.0.1:{port}/mcp\" with {port} in its args";
@@ -26,12 +26,13 @@ const URL_HINT: &str = "check that its args start it in its HTTP mode (a server 
 /// How long to wait before connecting again to a server not yet listening.
 const RETRY: Duration = Duration::from_millis(100);
 
-/// Spawns `spec`, finds its URL, connects, and lists its tools, within `timeout`.
+/// Spawns `spec`, finds its URL, connects, and lists its tools, within `timeout`;
+/// returns the command line, the connection and the child, for the session to hold.
 pub(super) async fn start(
     spec: &ServerSpec,
     url: Option<&str>,
     timeout: Duration,
-) -> Result<McpSession, McpError> {
+) -> Result<(String, Connected, Spawned), McpError> {
     let command = spec.display();
     // A URL the spec names is there from the start; the readers only fill an empty slot.
     let (urls, mut url_rx) = watch::channel(url.map(str::to_string));
@@ -42,9 +43,7 @@ pub(super) async fn start(
     let (phase, reason) = match outcome {
         Ok(Ok(parts)) => {
             tracing::debug!(command = %command, url = %stage, "MCP session started over HTTP");
-            return Ok(McpSession::connected(
-                command, timeout, parts, spawned, None,
-            ));
+            return Ok((command, parts, spawned));
         }
         Ok(Err(failed)) => failed,
         Err(_elapsed) => (
@@ -80,12 +79,6 @@ impl std::fmt::Display for Stage {
         }
     }
 }
-
-type Connected = (
-    rmcp::service::RunningService<rmcp::RoleClient, super::progress::Client>,
-    super::progress::Client,
-    Vec<rmcp::model::Tool>,
-);
 
 /// Waits for the URL, then connects until the server answers `initialize`, then lists
 /// its tools. Fails at once when the server exits.
@@ -125,7 +118,7 @@ async fn connect(
         let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
             .max_json_response_size(guard::MAX_MESSAGE_BYTES);
         let transport = StreamableHttpClientTransport::with_client(http.clone(), config);
-        let client = new_client();
+        let client = Client::navbench();
         match client.clone().serve(transport).await {
             Ok(service) => {
                 let tools = service
@@ -155,49 +148,5 @@ fn describe(status: std::io::Result<std::process::ExitStatus>) -> String {
     match status {
         Ok(status) => status.to_string(),
         Err(e) => format!("its status is unknown: {e}"),
-    }
-}
-
-/// The first `http://` or `https://` URL in `line`, without trailing punctuation.
-pub(super) fn printed_url(line: &str) -> Option<String> {
-    let start = match (line.find("http://"), line.find("https://")) {
-        (Some(a), Some(b)) => a.min(b),
-        (a, b) => a.or(b)?,
-    };
-    let rest = &line[start..];
-    let scheme = rest.find("//").map_or(0, |i| i + 2);
-    let end = rest
-        .find(|c: char| c.is_whitespace() || "\"'<>()[]{}`".contains(c))
-        .unwrap_or(rest.len());
-    let url = rest[..end].trim_end_matches(['.', ',', ';', ':']);
-    (url.len() > scheme).then(|| url.to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::printed_url;
-
-    #[test]
-    fn finds_the_url_a_server_prints() {
-        assert_eq!(
-            printed_url("navbench-retrieval: listening on http://127.0.0.1:40123/mcp").as_deref(),
-            Some("http://127.0.0.1:40123/mcp")
-        );
-        assert_eq!(
-            printed_url("INFO: Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)")
-                .as_deref(),
-            Some("http://0.0.0.0:8000")
-        );
-        assert_eq!(
-            printed_url("serving at <https://localhost:9/mcp>.").as_deref(),
-            Some("https://localhost:9/mcp")
-        );
-        assert_eq!(printed_url("no url here"), None);
-        assert_eq!(printed_url("just http://"), None);
-        assert_eq!(printed_url("at http://x").as_deref(), Some("http://x"));
-        assert_eq!(
-            printed_url("https://a/mcp or http://b/mcp").as_deref(),
-            Some("https://a/mcp")
-        );
     }
 }

@@ -10,7 +10,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use rmcp::model::{ClientConfig, ProgressNotificationParam, ProgressToken};
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion,
+};
 use rmcp::service::NotificationContext;
 use rmcp::{ClientHandler, RoleClient};
 
@@ -19,6 +22,13 @@ pub const PROGRESS_TOKEN: i64 = 1;
 
 /// Receives one line per progress notification.
 pub type ProgressSink = Arc<dyn Fn(String) + Send + Sync>;
+
+/// A connected client: the running service, its handler and the server's tools.
+pub(super) type Connected = (
+    rmcp::service::RunningService<RoleClient, Client>,
+    Client,
+    Vec<rmcp::model::Tool>,
+);
 
 /// The harness's MCP client: the client config, plus progress forwarding.
 #[derive(Clone)]
@@ -34,6 +44,18 @@ impl Client {
             config,
             sink: Arc::default(),
         }
+    }
+
+    /// The client every session uses: navbench's identity, no capabilities beyond
+    /// receiving progress.
+    pub fn navbench() -> Client {
+        Client::new(
+            ClientConfig::new(
+                ClientCapabilities::default(),
+                Implementation::new("navbench", env!("CARGO_PKG_VERSION")),
+            )
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE),
+        )
     }
 
     /// Where progress lines go from now on.

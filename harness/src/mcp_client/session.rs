@@ -3,10 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
-    RequestMetaObject, Tool,
-};
+use rmcp::model::{CallToolRequestParams, RequestMetaObject, Tool};
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceError, ServiceExt as _};
 use serde::Serialize;
@@ -18,7 +15,7 @@ use super::child::{
     wait_or_kill,
 };
 use super::guard::{self, Incident};
-use super::progress::{Client, ProgressSink};
+use super::progress::{Client, Connected, ProgressSink};
 use super::{CallOutcome, McpError, ServerSpec, Transport, stderr_suffix};
 
 /// How long a closed server gets to exit by itself before it is killed.
@@ -77,7 +74,17 @@ impl McpSession {
     pub async fn start(spec: &ServerSpec, call_timeout: Duration) -> Result<McpSession, McpError> {
         match &spec.transport {
             Transport::Stdio => McpSession::start_stdio(spec, call_timeout).await,
-            Transport::Http(url) => super::http::start(spec, url.as_deref(), call_timeout).await,
+            Transport::Http(url) => {
+                let (command, parts, spawned) =
+                    super::http::start(spec, url.as_deref(), call_timeout).await?;
+                Ok(McpSession::connected(
+                    command,
+                    call_timeout,
+                    parts,
+                    spawned,
+                    None,
+                ))
+            }
         }
     }
 
@@ -100,7 +107,7 @@ impl McpSession {
             });
         };
 
-        let client = new_client();
+        let client = Client::navbench();
         let client_info = client.clone();
         let (stdout, stdin, mut incidents) = guard::guard(stdout, stdin);
         let handshake = async {
@@ -160,7 +167,7 @@ impl McpSession {
     pub(super) fn connected(
         command: String,
         call_timeout: Duration,
-        (service, client, tools): (RunningService<RoleClient, Client>, Client, Vec<Tool>),
+        (service, client, tools): Connected,
         spawned: Spawned,
         incidents: Option<tokio::sync::watch::Receiver<Option<Incident>>>,
     ) -> McpSession {
@@ -410,18 +417,6 @@ impl Drop for McpSession {
             task.abort();
         }
     }
-}
-
-/// The client handler every session uses: navbench's identity, no capabilities
-/// beyond receiving progress.
-pub(super) fn new_client() -> Client {
-    Client::new(
-        ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("navbench", env!("CARGO_PKG_VERSION")),
-        )
-        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE),
-    )
 }
 
 /// Waits for the guard's first incident (forever if there is none).
