@@ -8,7 +8,11 @@ use navbench_python::tree::preorder;
 use tree_sitter::Node;
 
 use super::ChunkMeta;
-use super::python::node_text;
+
+/// A node's text in the source bytes (empty if it is not UTF-8).
+pub(super) fn node_text<'a>(node: Node, src: &'a [u8]) -> &'a str {
+    std::str::from_utf8(&src[node.start_byte()..node.end_byte()]).unwrap_or("")
+}
 
 /// Cap on each metadata list, so generated code cannot blow up a chunk's metadata.
 const MAX_META: usize = 100;

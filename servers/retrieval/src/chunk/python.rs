@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use navbench_python::tree::{definition_of, last_row};
 use tree_sitter::Node;
 
-use super::meta::{collect_events, import_bindings, meta_for};
+use super::meta::{collect_events, import_bindings, meta_for, node_text};
 use super::{Chunk, ChunkKind, MAX_CLASS_LINES, MAX_MODULE_LINES};
 
 struct Def<'t> {
@@ -23,10 +23,6 @@ struct Def<'t> {
     kind: ChunkKind,
     /// For methods: the text of the class line(s) (decorators excluded).
     class_line: Option<String>,
-}
-
-pub(super) fn node_text<'a>(node: Node, src: &'a [u8]) -> &'a str {
-    std::str::from_utf8(&src[node.start_byte()..node.end_byte()]).unwrap_or("")
 }
 
 /// Statements of a compound statement's bodies (if/elif/else/try/except/finally/with/
