@@ -2,7 +2,7 @@
 
 use tree_sitter::Node;
 
-use crate::module::LineRange;
+use crate::tree::LineRange;
 use crate::tree::{Kind, ast_end, kind, named_children, preorder, text};
 
 /// What one `import` / `from … import` statement imports, as `ast` sees it.

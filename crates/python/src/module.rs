@@ -6,23 +6,8 @@ use crate::definitions::{Entity, definitions};
 use crate::imports::import_lines;
 use crate::reject::rejection;
 use crate::source::lone_cr_as_newline;
+pub use crate::tree::LineRange;
 use crate::tree::{ast_end, parse_tree};
-
-/// An inclusive range of 1-based lines.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LineRange {
-    /// First line.
-    pub start: usize,
-    /// Last line (inclusive).
-    pub end: usize,
-}
-
-impl LineRange {
-    /// Whether `line` lies in the range.
-    pub fn contains(&self, line: usize) -> bool {
-        self.start <= line && line <= self.end
-    }
-}
 
 /// A Python file's definitions, the order `ast.walk` reaches them, its import and
 /// module-level assignment lines, and whether CPython 3.11 accepts it.

@@ -49,6 +49,22 @@ pub fn preorder<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>) -> bool) {
     }
 }
 
+/// An inclusive range of 1-based lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineRange {
+    /// First line.
+    pub start: usize,
+    /// Last line (inclusive).
+    pub end: usize,
+}
+
+impl LineRange {
+    /// Whether `line` lies in the range.
+    pub fn contains(&self, line: usize) -> bool {
+        self.start <= line && line <= self.end
+    }
+}
+
 /// The text of a node.
 pub fn text<'s>(node: Node<'_>, src: &'s str) -> &'s str {
     src.get(node.byte_range()).unwrap_or("")
