@@ -18,8 +18,6 @@ use regex::Regex;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::tools::CodeChunk;
-
 /// Base URL of the OpenAI-compatible API, e.g. `https://api.openai.com/v1`.
 pub const ENV_BASE_URL: &str = "NAVBENCH_LLM_BASE_URL";
 /// Model name sent in the request, e.g. `gpt-4o-mini`.
@@ -139,6 +137,24 @@ impl LlmConfig {
     }
 }
 
+/// One piece of evidence as the model is shown it: where it is, what it is, its text.
+/// (The `query_code` tool makes these from the chunks it retrieved.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Evidence<'a> {
+    /// Repository-relative path.
+    pub file: &'a str,
+    /// First line (1-based).
+    pub start_line: usize,
+    /// Last line (inclusive).
+    pub end_line: usize,
+    /// Chunk type (function, method, class, module, text).
+    pub kind: &'a str,
+    /// Qualified name of a definition.
+    pub name: Option<&'a str>,
+    /// The code.
+    pub content: &'a str,
+}
+
 /// A `[file:start-end]` citation found in an answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Citation {
@@ -171,13 +187,12 @@ using the line numbers shown, narrowed to the lines that support the claim. Do n
 that is not in the evidence. If the evidence does not answer the question, say so plainly.";
 
 /// The user message: the question and the numbered evidence.
-pub fn user_message(question: &str, evidence: &[CodeChunk]) -> String {
+pub fn user_message(question: &str, evidence: &[Evidence<'_>]) -> String {
     let mut out = format!("Question: {question}\n\nEvidence:\n");
     for (i, chunk) in evidence.iter().enumerate() {
         let label = chunk
             .name
-            .as_deref()
-            .map(|n| format!(" ({} {n})", chunk.chunk_type))
+            .map(|n| format!(" ({} {n})", chunk.kind))
             .unwrap_or_default();
         out.push_str(&format!(
             "\n[{}] [{}:{}-{}]{label}\n",
@@ -204,7 +219,7 @@ pub fn user_message(question: &str, evidence: &[CodeChunk]) -> String {
 pub fn answer(
     config: &LlmConfig,
     question: &str,
-    evidence: &[CodeChunk],
+    evidence: &[Evidence<'_>],
 ) -> Result<RagAnswer, RagError> {
     let text = chat(config, SYSTEM_PROMPT, &user_message(question, evidence))?;
     let citations = check_citations(&parse_citations(&text), evidence);
@@ -307,7 +322,7 @@ pub fn parse_citations(text: &str) -> Vec<(String, usize, usize)> {
 /// Marks each citation verified when an evidence chunk of its file spans its lines.
 pub fn check_citations(
     citations: &[(String, usize, usize)],
-    evidence: &[CodeChunk],
+    evidence: &[Evidence<'_>],
 ) -> Vec<Citation> {
     citations
         .iter()
@@ -329,17 +344,14 @@ mod tests {
     use super::*;
     use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 
-    fn evidence() -> Vec<CodeChunk> {
-        vec![CodeChunk {
-            file: "pkg/auth.py".into(),
-            lines: "10-30".into(),
+    fn evidence() -> Vec<Evidence<'static>> {
+        vec![Evidence {
+            file: "pkg/auth.py",
             start_line: 10,
             end_line: 30,
-            content: "def login(user):\n    return check(user)\n".into(),
-            score: Some(0.9),
-            chunk_type: "function".into(),
-            name: Some("login".into()),
-            ..CodeChunk::default()
+            kind: "function",
+            name: Some("login"),
+            content: "def login(user):\n    return check(user)\n",
         }]
     }
 

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::chunk::Chunk;
 use crate::index::progress::ProgressSnapshot;
-use crate::rag::Citation;
+use crate::rag::{Citation, Evidence};
 use crate::registry::{RepoStatus, SourceKind};
 
 /// One chunk of code as every tool returns it: `codebase_retrieval` and `search_code`
@@ -56,6 +56,20 @@ pub struct CodeChunk {
     /// get_implementation: exceptions it handles.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub exceptions_handled: Vec<String>,
+}
+
+impl CodeChunk {
+    /// The chunk as `query_code` shows it to the model.
+    pub fn as_evidence(&self) -> Evidence<'_> {
+        Evidence {
+            file: &self.file,
+            start_line: self.start_line,
+            end_line: self.end_line,
+            kind: &self.chunk_type,
+            name: self.name.as_deref(),
+            content: &self.content,
+        }
+    }
 }
 
 impl CodeChunk {

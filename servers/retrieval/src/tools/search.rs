@@ -178,7 +178,8 @@ impl RetrievalTools {
                 record.name, record.id
             )));
         }
-        let answer = rag::answer(&config, question, &evidence)?;
+        let shown: Vec<rag::Evidence> = evidence.iter().map(CodeChunk::as_evidence).collect();
+        let answer = rag::answer(&config, question, &shown)?;
         let mut text = answer.answer.clone();
         let verified = answer.citations.iter().filter(|c| c.verified).count();
         text.push_str(&format!(
