@@ -41,7 +41,7 @@ use crate::graph::{Code, CodeGraph, Edge, EdgeKind, Node, NodeIndex, NodeKind};
 const MAGIC: &[u8; 8] = b"NBCGRAPH";
 /// Version of the file format; bump on any change of the encoding.
 pub const FORMAT_VERSION: u32 = 1;
-pub(crate) const HEADER_LEN: usize = 8 + 4 + 8 + 8;
+pub(crate) use navbench_server_support::frame::frame;
 /// Roots whose entries are kept at most.
 pub const MAX_ROOTS: usize = 32;
 /// Roots written more recently than this are never evicted.
@@ -405,46 +405,15 @@ pub fn encode(graph: &CodeGraph, key: &CacheKey) -> Vec<u8> {
     frame(MAGIC, FORMAT_VERSION, &w.0)
 }
 
-/// A cache file: `magic`, the format `version`, the payload's length and xxh3-64
-/// checksum, then the payload (the graph cache and the chunk store share it).
-pub(crate) fn frame(magic: &[u8; 8], version: u32, payload: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
-    out.extend_from_slice(magic);
-    out.extend_from_slice(&version.to_le_bytes());
-    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    out.extend_from_slice(&xxh3_64(payload).to_le_bytes());
-    out.extend_from_slice(payload);
-    out
-}
-
-/// The payload of a file written by [`frame`], after checking its magic, version,
-/// length and checksum.
+/// The payload of a file written by [`frame`] (the graph cache and the chunk store
+/// share the frame), or why it is damaged.
 pub(crate) fn unframe<'a>(
     bytes: &'a [u8],
     magic: &[u8; 8],
     version: u32,
 ) -> Result<&'a [u8], CacheError> {
-    if bytes.len() < HEADER_LEN || &bytes[..8] != magic {
-        return Err(corrupt("bad magic"));
-    }
-    let mut h = Reader {
-        buf: &bytes[8..HEADER_LEN],
-        pos: 0,
-    };
-    let found = h.u32()?;
-    if found != version {
-        return Err(corrupt(&format!("format version {found}")));
-    }
-    let len = h.usize()?;
-    let sum = h.u64()?;
-    let payload = &bytes[HEADER_LEN..];
-    if payload.len() != len {
-        return Err(corrupt("payload length mismatch"));
-    }
-    if xxh3_64(payload) != sum {
-        return Err(corrupt("checksum mismatch"));
-    }
-    Ok(payload)
+    navbench_server_support::frame::unframe(bytes, magic, version)
+        .map_err(|e| corrupt(&e.to_string()))
 }
 
 /// The reader of what [`Writer`] wrote; any overrun is a [`CacheError::Corrupt`].
@@ -669,7 +638,12 @@ mod tests {
         let (dir, g) = sample();
         let key = CacheKey::of(dir.path());
         let bytes = encode(&g, &key);
-        for cut in [0, 7, HEADER_LEN, bytes.len() - 1] {
+        for cut in [
+            0,
+            7,
+            navbench_server_support::frame::HEADER_LEN,
+            bytes.len() - 1,
+        ] {
             assert!(matches!(
                 decode(&bytes[..cut], &key),
                 Err(CacheError::Corrupt(_))

@@ -6,6 +6,8 @@
 //!   message + failing exit code), [`start::runtime`], and [`start::server_info`], the
 //!   identity and instructions a server answers to `initialize`.
 //! - [`cache`]: [`cache::default_cache_dir`], the one rule for where caches live.
+//! - [`frame`]: [`frame::frame`] / [`frame::unframe`], the checked header of cache
+//!   files (magic, version, length, checksum), so a damaged entry is rebuilt, never served.
 //! - [`lru`]: size bounds for directories of cache entries ([`lru::evict`], least
 //!   recently used first, sparing entries used within [`lru::EVICTION_GRACE`]).
 //! - [`mcp`]: tool plumbing: [`mcp::ToolOutput`] (agent text + structured data), tidy
@@ -38,6 +40,7 @@
 //! ```
 
 pub mod cache;
+pub mod frame;
 pub mod http;
 pub mod lru;
 pub mod mcp;

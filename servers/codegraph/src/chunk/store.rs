@@ -415,7 +415,12 @@ mod tests {
         let (fresh, _) = store.chunks_of("m.py", TEXT, &cfg);
         let path = store.entry_path("m.py", TEXT, &cfg);
         let good = fs::read(&path).expect("entry written");
-        for cut in [0, 7, crate::cache::HEADER_LEN, good.len() - 1] {
+        for cut in [
+            0,
+            7,
+            navbench_server_support::frame::HEADER_LEN,
+            good.len() - 1,
+        ] {
             fs::write(&path, &good[..cut]).expect("truncate");
             assert_eq!(store.chunks_of("m.py", TEXT, &cfg), (fresh.clone(), false));
             assert_eq!(fs::read(&path).expect("rewritten"), good);
