@@ -3,8 +3,10 @@
 //! metadata walk of each file) is most of what rebuilding an index costs once its
 //! vectors are cached. A file's chunks are stored under a hash of this build of the
 //! server, the file's path and its text, so a cached entry is exactly what
-//! [`crate::chunk::chunk_file`] would return for it; anything unreadable is chunked
-//! again.
+//! [`crate::chunk::chunk_file`] would return for it. An entry is JSON inside the
+//! shared checked frame (`navbench_server_support::frame`: magic, format, length,
+//! checksum), so a damaged entry, even one whose JSON still parses, is chunked again
+//! rather than served.
 //!
 //! The directory is set once per process ([`use_dir`], from `--chunk-cache`); without
 //! it nothing is cached. Entries are written atomically (temporary file, then rename),
@@ -30,7 +32,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use navbench_server_support::lru;
+use navbench_server_support::{frame, lru};
 
 use crate::chunk::{Chunk, chunk_file};
 
@@ -38,8 +40,13 @@ static DIR: OnceLock<PathBuf> = OnceLock::new();
 /// Entries this process stored since its last [`evict`].
 static STORED: AtomicUsize = AtomicUsize::new(0);
 
-/// File name extension of an entry.
+/// File name extension of an entry (JSON behind a frame; entries written before the
+/// frame, bare JSON, keep the name, so eviction still reaches them).
 const ENTRY_EXT: &str = "json";
+/// Magic string of an entry's frame.
+const MAGIC: &[u8; 8] = b"NBRCHNK1";
+/// Version of an entry's payload (JSON of `Vec<Chunk>`); bump when it changes.
+const ENTRY_FORMAT: u32 = 1;
 
 /// Total size of the entries kept, 1 GiB. Measured on SWE-bench trees: an entry
 /// (JSON) averages ~24 kB, 8 commits of sympy (the largest repository) took ~150 MB
@@ -92,10 +99,7 @@ pub fn chunks_of(rel: &str, text: &str) -> Vec<Chunk> {
 /// chunked and stored when the entry is missing, damaged or was evicted.
 fn cached_chunks(dir: &Path, rel: &str, text: &str) -> Vec<Chunk> {
     let path = entry_path(dir, rel, text);
-    if let Some(chunks) = lru::read_touching(&path)
-        .ok()
-        .and_then(|b| serde_json::from_slice::<Vec<Chunk>>(&b).ok())
-    {
+    if let Some(chunks) = lru::read_touching(&path).ok().and_then(|b| decode(&b)) {
         return chunks;
     }
     let chunks = chunk_file(rel, text);
@@ -119,10 +123,16 @@ pub fn evict() {
     }
 }
 
+/// An entry's chunks, or `None` when it is damaged or of another format.
+fn decode(bytes: &[u8]) -> Option<Vec<Chunk>> {
+    let payload = frame::unframe(bytes, MAGIC, ENTRY_FORMAT).ok()?;
+    serde_json::from_slice(payload).ok()
+}
+
 fn store(path: &Path, chunks: &[Chunk]) -> std::io::Result<()> {
     let parent = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(parent)?;
-    let bytes = serde_json::to_vec(chunks)?;
+    let bytes = frame::frame(MAGIC, ENTRY_FORMAT, &serde_json::to_vec(chunks)?);
     // A name of this process and thread, so concurrent writers never share one.
     let tmp = path.with_extension(format!(
         "tmp-{}-{:?}",
@@ -148,21 +158,29 @@ mod tests {
         let text = "class C:\n    def m(self):\n        return 2\n";
         let path = entry_path(dir.path(), "c.py", text);
         store(&path, &chunk_file("c.py", text)).unwrap();
-        let stored: Vec<Chunk> = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
-        assert_eq!(stored, chunk_file("c.py", text));
+        let good = fs::read(&path).unwrap();
+        assert_eq!(decode(&good), Some(chunk_file("c.py", text)));
         fs::write(&path, b"{not json").unwrap();
-        let back = fs::read(&path)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<Vec<Chunk>>(&b).ok());
-        assert!(back.is_none(), "a damaged entry is not read as chunks");
+        assert_eq!(decode(&fs::read(&path).unwrap()), None);
         assert_eq!(
             cached_chunks(dir.path(), "c.py", text),
             chunk_file("c.py", text)
         );
+        assert_eq!(fs::read(&path).unwrap(), good, "the entry is written again");
+
+        // A flipped byte inside the code keeps the JSON valid: the checksum refuses it.
+        let at = good.windows(6).rposition(|w| w == b"return").unwrap();
+        let mut damaged = good.clone();
+        damaged[at] = b'R';
+        let payload = &damaged[frame::HEADER_LEN..];
+        assert!(serde_json::from_slice::<Vec<Chunk>>(payload).is_ok());
+        fs::write(&path, &damaged).unwrap();
+        assert_eq!(decode(&damaged), None);
         assert_eq!(
-            fs::read(&path).unwrap(),
-            serde_json::to_vec(&stored).unwrap()
+            cached_chunks(dir.path(), "c.py", text),
+            chunk_file("c.py", text)
         );
+        assert_eq!(fs::read(&path).unwrap(), good);
     }
 
     /// What [`evict`] runs, with a bound of the test's.
