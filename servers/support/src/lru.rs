@@ -66,6 +66,26 @@ pub fn read_touching(path: &Path) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// Writes the entry at `path` (creating its directory) through a temporary file of this
+/// process renamed into place, so a reader, or another server sharing the directory,
+/// sees the whole entry or none. The temporary name is unique per process and write,
+/// and is not an entry: a leftover one is removed by [`evict`] once it is an hour old.
+pub fn write_entry(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let parent = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(parent)?;
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = path
+        .file_name()
+        .map(|f| f.to_string_lossy())
+        .unwrap_or_default();
+    let tmp = parent.join(format!("{name}.tmp-{}-{n}", std::process::id()));
+    fs::write(&tmp, bytes)?;
+    fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = fs::remove_file(&tmp);
+    })
+}
+
 /// Records that the entry at `path` was last used at `when` (its modification time):
 /// how eviction ages entries, and how tests make an entry look old.
 pub fn mark_used(path: &Path, when: SystemTime) -> io::Result<()> {

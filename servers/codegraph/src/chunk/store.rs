@@ -40,10 +40,8 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 
-use std::fs;
 use std::io;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::PathBuf;
 
 use navbench_server_support::lru;
 use xxhash_rust::xxh3::Xxh3;
@@ -185,7 +183,7 @@ impl ChunkStore {
             Err(e) => tracing::debug!(path = %path.display(), error = %e, "chunking again"),
         }
         let chunks = with_terms(chunk_file(rel, bytes, cfg));
-        if let Err(e) = write_atomically(&path, &encode(rel, &chunks)) {
+        if let Err(e) = lru::write_entry(&path, &encode(rel, &chunks)) {
             tracing::debug!(path = %path.display(), error = %e, "cannot store the file's chunks");
         }
         (chunks, false)
@@ -261,22 +259,11 @@ fn decode(bytes: &[u8], rel: &str) -> Result<Vec<TermedChunk>, CacheError> {
     Ok(chunks)
 }
 
-/// Writes `bytes` to `path` through a temporary file of this process renamed into
-/// place, so a reader sees the whole entry or none.
-fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let parent = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(parent)?;
-    static WRITES: AtomicU64 = AtomicU64::new(0);
-    let n = WRITES.fetch_add(1, Ordering::Relaxed);
-    let tmp = parent.join(format!("chunks.tmp-{}-{n}", std::process::id()));
-    fs::write(&tmp, bytes)?;
-    fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = fs::remove_file(&tmp);
-    })
-}
-
 #[cfg(test)]
 mod tests {
+    use std::fs;
+    use std::path::Path;
+
     use super::*;
 
     const TEXT: &[u8] = b"import os\n\nclass C:\n    '''Doc.'''\n    def m(self):\n        return os.sep\n\ndef f(x):\n    return x + 1\n";

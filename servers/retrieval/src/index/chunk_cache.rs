@@ -130,19 +130,8 @@ fn decode(bytes: &[u8]) -> Option<Vec<Chunk>> {
 }
 
 fn store(path: &Path, chunks: &[Chunk]) -> std::io::Result<()> {
-    let parent = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(parent)?;
     let bytes = frame::frame(MAGIC, ENTRY_FORMAT, &serde_json::to_vec(chunks)?);
-    // A name of this process and thread, so concurrent writers never share one.
-    let tmp = path.with_extension(format!(
-        "tmp-{}-{:?}",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    fs::write(&tmp, bytes)?;
-    fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = fs::remove_file(&tmp);
-    })
+    lru::write_entry(path, &bytes)
 }
 
 #[cfg(test)]
