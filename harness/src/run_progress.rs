@@ -47,8 +47,9 @@ impl RunProgress {
         RunProgress::with(bar, plain, total)
     }
 
-    /// A display writing plain lines whatever stderr is (for tests and logs).
-    pub fn plain(total: u64) -> RunProgress {
+    /// A display writing plain lines whatever stderr is.
+    #[cfg(test)]
+    fn plain(total: u64) -> RunProgress {
         RunProgress::with(ProgressBar::hidden(), true, total)
     }
 
@@ -134,7 +135,8 @@ impl RunProgress {
     }
 
     /// Pairs counted as done so far.
-    pub fn done(&self) -> u64 {
+    #[cfg(test)]
+    fn done(&self) -> u64 {
         self.inner.done.load(Ordering::Relaxed)
     }
 }
