@@ -144,6 +144,14 @@ pub struct RunArgs {
     /// after --instances and --limit; combine the shards with `navbench merge`.
     #[arg(long, value_name = "I/N")]
     pub shard: Option<Shard>,
+    /// An LLM agent plays every variant instead of its scripted policy: an agent file
+    /// (`FILE.toml`) or the name of one under `agents/` (README: "Agents").
+    #[arg(long, value_name = "FILE|NAME")]
+    pub agent: Option<String>,
+    /// With --agent: answer each model request from DIR when it was recorded there, and
+    /// record it otherwise; a rerun replays the run without the endpoint.
+    #[arg(long, value_name = "DIR", requires = "agent")]
+    pub llm_cache: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -329,6 +337,17 @@ async fn run_command(a: RunArgs) -> anyhow::Result<i32> {
     let out = a.out.unwrap_or_else(|| {
         PathBuf::from("results").join(chrono::Utc::now().format("%Y%m%d-%H%M%S").to_string())
     });
+    let policy = match &a.agent {
+        None => pipeline::Policy::Scripted,
+        Some(spec) => {
+            use crate::policy::agent::{Agent, AgentConfig, LlmCache, config};
+            let cfg = AgentConfig::load(&config::locate(spec)?)?;
+            let cache = a.llm_cache.as_deref().map(LlmCache::open).transpose()?;
+            pipeline::Policy::Agent(std::sync::Arc::new(
+                Agent::connect(cfg, cache, a.tokenizer).await?,
+            ))
+        }
+    };
     let cfg = RunConfig {
         dataset: a.source.dataset,
         variants,
@@ -343,6 +362,7 @@ async fn run_command(a: RunArgs) -> anyhow::Result<i32> {
         index_timeout: Duration::from_secs_f64(a.index_timeout),
         server_dir: a.server_dir,
         shard: a.shard,
+        policy,
     };
     let sums = pipeline::run(cfg).await?;
     println!("{}", crate::output::format_table(&sums));

@@ -13,6 +13,7 @@ use crate::metrics::{Level, column_names};
 use crate::phases::{PhaseTotals, Phases};
 use crate::policy::CallRecord;
 
+pub mod agent_columns;
 mod append;
 
 use append::{AppendCsv, Pair};
@@ -23,6 +24,14 @@ pub const STATUS_OK: &str = "ok";
 pub const STATUS_NO_GOLD: &str = "no_gold";
 /// Something failed (checkout, server, policy); `error` says what.
 pub const STATUS_ERROR: &str = "error";
+/// An agent answered, but its answer named no location: scored as empty, the raw
+/// answer kept in its transcript.
+pub const STATUS_ANSWER_UNPARSED: &str = "answer_unparsed";
+
+/// True for a status that finishes a pair (a resumed run skips it; errors are retried).
+pub fn is_finished(status: &str) -> bool {
+    matches!(status, STATUS_OK | STATUS_NO_GOLD | STATUS_ANSWER_UNPARSED)
+}
 
 /// One row of `instances.csv`.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -51,6 +60,8 @@ pub struct InstanceRow {
     pub warnings: Vec<String>,
     /// Where the row's time went.
     pub phases: Phases,
+    /// What the LLM agent cost, for an agent's row (`None` for a scripted policy).
+    pub agent: Option<crate::policy::agent::AgentStats>,
 }
 
 /// Every metric column, levels in order.
@@ -84,6 +95,7 @@ pub fn instance_header() -> Vec<String> {
         .map(String::from),
     );
     h.extend(Phases::columns());
+    h.extend(agent_columns::COLUMNS.map(String::from));
     h
 }
 
@@ -141,6 +153,9 @@ pub struct RunInfo {
     /// The run's wall time in milliseconds (written when the run ends).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wall_ms: Option<f64>,
+    /// The LLM agent that played every variant (`--agent`); absent: scripted policies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<crate::policy::agent::config::AgentInfo>,
 }
 
 /// Reads `run.json` from a run directory; `None` when the file is absent.
@@ -199,7 +214,7 @@ impl RunOutput {
         let (mut instances, inst_pairs) = open_append(&inst_path, &instance_header())?;
         let mut done = HashSet::new();
         for row in read_instance_rows(&inst_path)? {
-            if row.status == STATUS_OK || row.status == STATUS_NO_GOLD {
+            if is_finished(&row.status) {
                 done.insert((row.instance_id, row.variant));
             }
         }
@@ -318,6 +333,7 @@ impl RunOutput {
             join(&r.warnings),
         ]);
         rec.extend(r.phases.values().iter().map(|x| format!("{x:.3}")));
+        rec.extend(agent_columns::cells(r.agent.as_ref()));
         let pair = (r.instance_id.clone(), r.variant.clone());
         // A row without calls (e.g. the server did not start) still replaces the calls
         // an earlier, unfinished attempt left.
@@ -398,6 +414,7 @@ pub fn read_instance_rows(path: &Path) -> anyhow::Result<Vec<InstanceRow>> {
             phases: Phases::from_values(
                 &Phases::columns().iter().map(|c| num(c)).collect::<Vec<_>>(),
             ),
+            agent: agent_columns::read(get),
         };
         by_pair.insert((row.instance_id.clone(), row.variant.clone()), (i, row));
     }
@@ -422,6 +439,13 @@ pub struct VariantSummary {
     pub mean_wall_ms: f64,
     pub mean_response_tokens: f64,
     pub mean_schema_tokens: f64,
+    /// Means over the agent's rows (zero for a scripted variant): model turns, prompt
+    /// and completion tokens, model time, and the cost when prices were given.
+    pub mean_llm_turns: f64,
+    pub mean_prompt_tokens: f64,
+    pub mean_completion_tokens: f64,
+    pub mean_llm_ms: f64,
+    pub mean_cost_usd: f64,
 }
 
 /// Summarizes rows per variant, in `variants` order.
@@ -446,6 +470,15 @@ pub fn summarize(rows: &[InstanceRow], variants: &[String]) -> Vec<VariantSummar
                     ran.iter().map(|r| f(r)).sum::<f64>() / ran.len() as f64
                 }
             };
+            let agent_rows: Vec<&crate::policy::agent::AgentStats> =
+                mine.iter().filter_map(|r| r.agent.as_ref()).collect();
+            let agent_mean = |f: &dyn Fn(&crate::policy::agent::AgentStats) -> f64| {
+                if agent_rows.is_empty() {
+                    0.0
+                } else {
+                    agent_rows.iter().map(|a| f(a)).sum::<f64>() / agent_rows.len() as f64
+                }
+            };
             let metrics = (0..n_metrics)
                 .map(|i| {
                     let vals: Vec<f64> = scored.iter().map(|r| r.metrics[i]).collect();
@@ -465,6 +498,11 @@ pub fn summarize(rows: &[InstanceRow], variants: &[String]) -> Vec<VariantSummar
                 mean_wall_ms: mean(&|r| r.wall_ms),
                 mean_response_tokens: mean(&|r| r.response_tokens as f64),
                 mean_schema_tokens: mean(&|r| r.schema_tokens as f64),
+                mean_llm_turns: agent_mean(&|a| a.llm_turns as f64),
+                mean_prompt_tokens: agent_mean(&|a| a.prompt_tokens as f64),
+                mean_completion_tokens: agent_mean(&|a| a.completion_tokens as f64),
+                mean_llm_ms: agent_mean(&|a| a.llm_ms),
+                mean_cost_usd: agent_mean(&|a| a.cost_usd.unwrap_or(0.0)),
             }
         })
         .collect()
@@ -491,6 +529,11 @@ pub fn write_summary(path: &Path, sums: &[VariantSummary]) -> anyhow::Result<()>
             "wall_ms",
             "response_tokens",
             "schema_tokens",
+            "llm_turns",
+            "prompt_tokens",
+            "completion_tokens",
+            "llm_ms",
+            "cost_usd",
         ]
         .map(String::from),
     );
@@ -512,9 +555,14 @@ pub fn write_summary(path: &Path, sums: &[VariantSummary]) -> anyhow::Result<()>
                 s.mean_wall_ms,
                 s.mean_response_tokens,
                 s.mean_schema_tokens,
+                s.mean_llm_turns,
+                s.mean_prompt_tokens,
+                s.mean_completion_tokens,
+                s.mean_llm_ms,
             ]
             .map(|x| format!("{x:.2}")),
         );
+        rec.push(format!("{:.6}", s.mean_cost_usd));
         w.write_record(&rec)?;
     }
     let bytes = w.into_inner().map_err(|e| e.into_error())?;

@@ -24,7 +24,8 @@ use crate::mcp_client::McpSession;
 use crate::metrics::{Level, score_level};
 use crate::mini;
 use crate::output::{
-    self, InstanceRow, RunInfo, RunOutput, STATUS_ERROR, STATUS_NO_GOLD, STATUS_OK,
+    self, InstanceRow, RunInfo, RunOutput, STATUS_ANSWER_UNPARSED, STATUS_ERROR, STATUS_NO_GOLD,
+    STATUS_OK,
 };
 use crate::phases::{PhaseTotals, Phases};
 use crate::policy::{CallRecord, Driver, Task};
@@ -32,7 +33,7 @@ use crate::run_progress::RunProgress;
 use crate::shard::dataset_fingerprint;
 use crate::variants::{self, ReadyVariant};
 
-pub use crate::run_config::RunConfig;
+pub use crate::run_config::{Policy, RunConfig};
 
 /// The dev dataset (24 SWE-bench Lite instances), embedded for `--dataset dev`.
 pub const DEV_DATASET: &str = include_str!("../../datasets/dev/swe-bench-lite-dev.jsonl");
@@ -217,12 +218,29 @@ async fn run_variant(
         instance: inst,
         workdir: &prep.workdir,
     };
+    let (tools, instructions) = (
+        session.tools().to_vec(),
+        session.server_instructions().map(String::from),
+    );
     let t_policy = Instant::now();
-    let (result, records) = {
+    let (result, records, agent) = {
         let mut driver = Driver::new(&mut session, cfg.tokenizer)
             .with_setup_timeout(variant.setup_tools(), cfg.index_timeout);
-        let r = variant.localize(&mut driver, &task).await;
-        (r, driver.records)
+        match &cfg.policy {
+            Policy::Scripted => {
+                let r = variant.localize(&mut driver, &task).await;
+                (r, driver.records, None)
+            }
+            Policy::Agent(agent) => {
+                let done = agent
+                    .localize(variant, &mut driver, &task, &tools, instructions.as_deref())
+                    .await;
+                if let Err(e) = done.transcript.write(&cfg.out, &inst.instance_id, variant.name()) {
+                    row.warnings.push(format!("transcript not written: {e:#}"));
+                }
+                (done.result, driver.records, Some((done.stats, done.unparsed)))
+            }
+        }
     };
     let policy_ms = ms(t_policy);
     let t_score = Instant::now();
@@ -234,6 +252,13 @@ async fn run_variant(
         drop_tree_state(dir).await;
     }
     let pred = settle_status(&mut row, result, &records, died);
+    if let Some((stats, unparsed)) = agent {
+        if unparsed && row.status == STATUS_OK {
+            row.status = STATUS_ANSWER_UNPARSED.into();
+            row.error = "the answer named no location (its text is in the transcript)".into();
+        }
+        row.agent = Some(stats);
+    }
     row.metrics = score_all(&prep.gold, &pred).unwrap_or_default();
     account_calls(&mut row, &records, variant.setup_tools(), policy_ms);
     row.pred_files = pred.files;
@@ -547,6 +572,10 @@ pub async fn run(mut cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummar
         merged_from: Vec::new(),
         phases: None,
         wall_ms: None,
+        agent: match &cfg.policy {
+            Policy::Scripted => None,
+            Policy::Agent(a) => Some(a.cfg.info()),
+        },
     };
     out.write_info(&info)?;
     write_skipped(&cfg.out, &ds)?;

@@ -3,8 +3,10 @@
 //! variant's preflight) can read the same settings.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
+use crate::policy::agent::Agent;
 use crate::shard::Shard;
 use crate::tokens::Tokenizer;
 
@@ -27,4 +29,16 @@ pub struct RunConfig {
     pub server_dir: Option<PathBuf>,
     /// Run only this slice of the (selected, limited) dataset.
     pub shard: Option<Shard>,
+    /// Who plays the agent on every variant.
+    pub policy: Policy,
+}
+
+/// Who plays the agent: each variant's scripted policy, or an LLM ([`Agent`]).
+#[derive(Debug, Clone, Default)]
+pub enum Policy {
+    /// The variant's own scripted policy (`crate::variants`).
+    #[default]
+    Scripted,
+    /// `--agent FILE.toml`: a model behind an OpenAI-compatible endpoint, connected.
+    Agent(Arc<Agent>),
 }

@@ -11,6 +11,7 @@
 //! rolls entity scores up to modules and files and resolves quoted paths, and
 //! [`entities`] maps file lines to LocAgent's entity ids.
 
+pub mod agent;
 pub mod code_search;
 pub mod entities;
 pub mod evidence;
@@ -93,6 +94,23 @@ impl<'a> Driver<'a> {
             error: out.error.clone().unwrap_or_default(),
         });
         out
+    }
+}
+
+impl Driver<'_> {
+    /// Records a call that was never sent (an agent's call of an unknown tool, or with
+    /// arguments that are not a JSON object), so `calls.csv` shows every call asked for.
+    pub fn record_refused(&mut self, tool: &str, args: &str, error: &str) {
+        self.records.push(CallRecord {
+            step: self.records.len() + 1,
+            tool: tool.to_string(),
+            args: args.to_string(),
+            latency_ms: 0.0,
+            response_bytes: 0,
+            response_tokens: 0,
+            is_error: true,
+            error: error.to_string(),
+        });
     }
 }
 

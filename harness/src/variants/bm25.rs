@@ -30,7 +30,7 @@ use std::path::Path;
 use serde_json::json;
 
 use super::codegraph::Codegraph;
-use super::{PolicyFuture, Variant};
+use super::{PolicyFuture, SetupFuture, Variant};
 use crate::dataset::{Locations, push_unique};
 use crate::policy::code_search::{self, CodeHit, Origin};
 use crate::policy::entities::EntityIndex;
@@ -64,6 +64,9 @@ impl Variant for Bm25 {
     fn server_args(&self, workdir: &Path, cache: &Path) -> Vec<String> {
         Codegraph.server_args(workdir, cache)
     }
+    fn setup<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> SetupFuture<'a> {
+        Codegraph.setup(driver, task)
+    }
     fn localize<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> PolicyFuture<'a> {
         Box::pin(localize(driver, task))
     }
@@ -71,16 +74,7 @@ impl Variant for Bm25 {
 
 /// Runs the baseline (see the module doc).
 pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Result<Locations> {
-    let root = task.workdir.to_string_lossy().into_owned();
-    let init = driver
-        .call("init_repository", json!({"repo_path": root}))
-        .await;
-    if init.is_error {
-        anyhow::bail!(
-            "init_repository failed: {}",
-            init.error.unwrap_or_else(|| init.text.clone())
-        );
-    }
+    super::codegraph::setup(driver, task).await?;
     let query: String = task
         .instance
         .problem_statement

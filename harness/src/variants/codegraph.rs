@@ -46,7 +46,7 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::{PolicyFuture, Variant};
+use super::{PolicyFuture, SetupFuture, Variant};
 use crate::dataset::{Locations, push_unique};
 use crate::policy::code_search::{self, CodeHit, Origin};
 use crate::policy::entities::EntityIndex;
@@ -75,6 +75,9 @@ impl Variant for Codegraph {
     /// indexing is measured as a tool call; its graphs are cached under the cache.
     fn server_args(&self, _workdir: &Path, cache: &Path) -> Vec<String> {
         vec!["--cache".to_string(), super::arg(&cache.join("codegraph"))]
+    }
+    fn setup<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> SetupFuture<'a> {
+        Box::pin(setup(driver, task))
     }
     fn localize<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> PolicyFuture<'a> {
         Box::pin(localize(driver, task))
@@ -142,8 +145,8 @@ struct Found {
     index: EntityIndex,
 }
 
-/// Runs the policy (see the module doc).
-pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Result<Locations> {
+/// Step 1: `init_repository` on the checked-out tree (index time).
+pub async fn setup(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Result<()> {
     let root = task.workdir.to_string_lossy().into_owned();
     let init = driver
         .call("init_repository", json!({"repo_path": root}))
@@ -154,6 +157,12 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
             init.error.unwrap_or_else(|| init.text.clone())
         );
     }
+    Ok(())
+}
+
+/// Runs the policy (see the module doc).
+pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Result<Locations> {
+    setup(driver, task).await?;
     let ex = terms::extract(&task.instance.problem_statement);
     let terms: Vec<Term> = ex.terms.iter().take(MAX_TERMS).cloned().collect();
     let mut found = Found::default();

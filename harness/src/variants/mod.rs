@@ -52,6 +52,9 @@ static ALL: &[&dyn Variant] = &[
 /// What a policy returns: the ranked locations, or why it could not answer.
 pub type PolicyFuture<'a> = Pin<Box<dyn Future<Output = anyhow::Result<Locations>> + Send + 'a>>;
 
+/// What a variant's setup returns: ready, or why the server could not be made ready.
+pub type SetupFuture<'a> = Pin<Box<dyn Future<Output = anyhow::Result<()>> + Send + 'a>>;
+
 /// How far [`Variant::prepare`] may go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Preparation {
@@ -121,6 +124,14 @@ pub trait Variant: Sync {
                 self.package()
             )
         })
+    }
+    /// Readies the server for `task` before any policy step or agent turn: the calls
+    /// that index the checked-out tree (codegraph's `init_repository`, retrieval's
+    /// `index_repository`, a declared variant's `[[setup]]`), timed as index time. The
+    /// scripted policies start with it, and an LLM agent starts on an indexed
+    /// repository, as LocAgent's agent does. Default: nothing to do.
+    fn setup<'a>(&'a self, _driver: &'a mut Driver<'_>, _task: &'a Task<'_>) -> SetupFuture<'a> {
+        Box::pin(async { Ok(()) })
     }
     /// Runs the variant's scripted policy on `task` through `driver`.
     fn localize<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> PolicyFuture<'a>;

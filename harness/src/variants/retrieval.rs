@@ -38,7 +38,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::Context as _;
 
-use super::{PolicyFuture, Preparation, Prepared, Variant};
+use super::{PolicyFuture, Preparation, Prepared, SetupFuture, Variant};
 use crate::dataset::{Locations, push_unique};
 use crate::policy::entities::EntityIndex;
 use crate::policy::ranking::Scores;
@@ -116,6 +116,9 @@ impl Variant for Retrieval {
     /// The tree's data dir (registry and index); the shared vectors and chunks stay.
     fn per_tree_state(&self, workdir: &Path, cache: &Path) -> Option<PathBuf> {
         Some(tree_data_dir(workdir, cache))
+    }
+    fn setup<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> SetupFuture<'a> {
+        Box::pin(setup(driver, task))
     }
     fn localize<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> PolicyFuture<'a> {
         Box::pin(localize(driver, task))
@@ -294,8 +297,8 @@ fn cut(text: &str, max: usize) -> String {
         .to_string()
 }
 
-/// Runs the policy (see the module doc).
-pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Result<Locations> {
+/// Step 1: `index_repository` on the checked-out tree until it is indexed (index time).
+pub async fn setup(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Result<()> {
     let root = task.workdir.to_string_lossy().into_owned();
     // A tree larger than one wait is still indexing when the call returns: ask again.
     for attempt in 1..=INDEX_ATTEMPTS {
@@ -327,6 +330,12 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
             );
         }
     }
+    Ok(())
+}
+
+/// Runs the policy (see the module doc).
+pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Result<Locations> {
+    setup(driver, task).await?;
 
     let mut index = EntityIndex::default();
     let mut fused = Scores::default();

@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 
 use super::retrieval::{self, Retrieval, provision};
-use super::{PolicyFuture, Preparation, Prepared, Variant};
+use super::{PolicyFuture, Preparation, Prepared, SetupFuture, Variant};
 use crate::policy::{Driver, Task};
 
 /// The `retrieval-static` variant (see the module doc).
@@ -69,6 +69,9 @@ impl Variant for RetrievalStatic {
     }
     fn per_tree_state(&self, workdir: &Path, cache: &Path) -> Option<std::path::PathBuf> {
         Retrieval.per_tree_state(workdir, &cache.join("static"))
+    }
+    fn setup<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> SetupFuture<'a> {
+        Box::pin(retrieval::setup(driver, task))
     }
     fn localize<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> PolicyFuture<'a> {
         Box::pin(retrieval::localize(driver, task))

@@ -1,7 +1,12 @@
 //! What the harness's integration tests share: the tiny shop application they put in
 //! a git repository, the patch that is its gold, and the `navbench` binary under test.
 
+#![allow(dead_code)] // each test file uses its own part of what is shared here
+
 use std::process::Command;
+
+pub mod endpoint;
+pub mod repo;
 
 /// `shop/store.py` as the test repositories hold it.
 pub const APP: &str = "\

@@ -51,7 +51,7 @@ use anyhow::Context;
 
 pub use preflight::preflight;
 
-use super::{PolicyFuture, Preparation, Prepared, Variant};
+use super::{PolicyFuture, Preparation, Prepared, SetupFuture, Variant};
 use crate::mcp_client::{ServerSpec, Transport, locate_server_binary};
 use crate::policy::{Driver, Task};
 use extract::Extractor;
@@ -375,6 +375,12 @@ impl Variant for Declared {
                 .as_ref()
                 .map(|t| PathBuf::from(t.render(&vals).unwrap_or_default())),
         }
+    }
+    fn setup<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> SetupFuture<'a> {
+        Box::pin(async move {
+            let ex = crate::policy::terms::extract(&task.instance.problem_statement);
+            policy::run_setup(self, driver, &policy::base_values(task, &ex)).await
+        })
     }
     fn localize<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> PolicyFuture<'a> {
         Box::pin(policy::localize(self, driver, task))

@@ -1,0 +1,145 @@
+//! A scripted Chat Completions endpoint on loopback, for the agent loop's edge cases
+//! only: it fakes the model (never the harness or a server), answering each request
+//! with what a script returns for it. The real model is in `agent_llm.rs`.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// What the script answers one request with.
+pub enum Reply {
+    /// HTTP status, extra headers, body.
+    Http(u16, Vec<(String, String)>, String),
+    /// Wait this long, then close without answering.
+    Hang(Duration),
+}
+
+impl Reply {
+    /// A 200 with one assistant message.
+    pub fn message(message: Value, usage: Option<(u64, u64)>) -> Reply {
+        let mut body = serde_json::json!({
+            "id": "x", "object": "chat.completion",
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        });
+        if let Some((p, c)) = usage {
+            body["usage"] = serde_json::json!({"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c});
+        }
+        Reply::Http(200, Vec::new(), body.to_string())
+    }
+
+    /// A final answer.
+    pub fn answer(text: &str) -> Reply {
+        Reply::message(
+            serde_json::json!({"role": "assistant", "content": text}),
+            Some((100, 10)),
+        )
+    }
+
+    /// Tool calls: (name, raw arguments string).
+    pub fn calls(calls: &[(&str, &str)]) -> Reply {
+        let tc: Vec<Value> = calls
+            .iter()
+            .enumerate()
+            .map(|(i, (n, a))| serde_json::json!({"id": format!("c{i}"), "type": "function", "function": {"name": n, "arguments": a}}))
+            .collect();
+        Reply::message(
+            serde_json::json!({"role": "assistant", "content": null, "tool_calls": tc}),
+            Some((100, 10)),
+        )
+    }
+}
+
+type Script = dyn Fn(usize, &Value) -> Reply + Send + Sync;
+
+/// The endpoint: its base URL and every request body it received, in order.
+pub struct Endpoint {
+    pub base_url: String,
+    pub requests: Arc<Mutex<Vec<Value>>>,
+}
+
+/// Starts the endpoint; `script(n, body)` answers the n-th (0-based) chat request.
+/// `GET /v1/models` is answered 200 (the pre-run check).
+pub fn start(script: impl Fn(usize, &Value) -> Reply + Send + Sync + 'static) -> Endpoint {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let script: Arc<Script> = Arc::new(script);
+    let seen = requests.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            let (script, seen) = (script.clone(), seen.clone());
+            std::thread::spawn(move || serve(stream, &*script, &seen));
+        }
+    });
+    Endpoint { base_url, requests }
+}
+
+fn serve(mut stream: TcpStream, script: &Script, seen: &Mutex<Vec<Value>>) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut request_line = String::new();
+    if reader.read_line(&mut request_line).is_err() {
+        return;
+    }
+    let mut length = 0usize;
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h).is_err() || h == "\r\n" || h.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':')
+            && k.eq_ignore_ascii_case("content-length")
+        {
+            length = v.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0; length];
+    let _ = reader.read_exact(&mut body);
+    let reply = if request_line.starts_with("GET") {
+        Reply::Http(200, Vec::new(), r#"{"data":[]}"#.to_string())
+    } else {
+        let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let n = {
+            let mut s = seen.lock().unwrap();
+            s.push(v.clone());
+            s.len() - 1
+        };
+        script(n, &v)
+    };
+    match reply {
+        Reply::Hang(d) => std::thread::sleep(d),
+        Reply::Http(status, headers, body) => {
+            let mut head = format!(
+                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
+                body.len()
+            );
+            for (k, v) in headers {
+                head.push_str(&format!("{k}: {v}\r\n"));
+            }
+            head.push_str("\r\n");
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(body.as_bytes());
+        }
+    }
+}
+
+/// The number of assistant turns already in a request's conversation.
+pub fn turns_so_far(body: &Value) -> usize {
+    body["messages"]
+        .as_array()
+        .map_or(0, |m| m.iter().filter(|x| x["role"] == "assistant").count())
+}
+
+/// An agent file for `base_url` with `extra` TOML lines, written under `dir`.
+pub fn agent_file(dir: &std::path::Path, base_url: &str, extra: &str) -> std::path::PathBuf {
+    let p = dir.join("agent.toml");
+    std::fs::write(
+        &p,
+        format!("base_url = \"{base_url}\"\nmodel = \"scripted\"\nmax_retries = 2\n{extra}\n"),
+    )
+    .unwrap();
+    p
+}
