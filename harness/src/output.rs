@@ -439,10 +439,12 @@ pub struct VariantSummary {
     pub mean_wall_ms: f64,
     pub mean_response_tokens: f64,
     pub mean_schema_tokens: f64,
-    /// Means over the agent's rows (zero for a scripted variant): model turns, prompt
-    /// and completion tokens, model time, and the cost when prices were given.
+    /// Means over the agent's rows that ran (zero for a scripted variant): model turns,
+    /// prompt (of them cached) and completion tokens, model time, and the cost when
+    /// prices were given.
     pub mean_llm_turns: f64,
     pub mean_prompt_tokens: f64,
+    pub mean_cached_tokens: f64,
     pub mean_completion_tokens: f64,
     pub mean_llm_ms: f64,
     pub mean_cost_usd: f64,
@@ -459,9 +461,14 @@ pub fn summarize(rows: &[InstanceRow], variants: &[String]) -> Vec<VariantSummar
                 .iter()
                 .filter(|r| r.metrics.len() == n_metrics)
                 .collect();
+            // The policy ran: calls made or, for an agent, model turns (a model may
+            // answer without calling a tool); `run_dir::ResultRow::ran` is the same rule.
             let ran: Vec<&&InstanceRow> = mine
                 .iter()
-                .filter(|r| r.status != STATUS_NO_GOLD && r.n_calls > 0)
+                .filter(|r| {
+                    r.status != STATUS_NO_GOLD
+                        && (r.n_calls > 0 || r.agent.as_ref().is_some_and(|a| a.llm_turns > 0))
+                })
                 .collect();
             let mean = |f: &dyn Fn(&InstanceRow) -> f64| {
                 if ran.is_empty() {
@@ -471,7 +478,7 @@ pub fn summarize(rows: &[InstanceRow], variants: &[String]) -> Vec<VariantSummar
                 }
             };
             let agent_rows: Vec<&crate::policy::agent::AgentStats> =
-                mine.iter().filter_map(|r| r.agent.as_ref()).collect();
+                ran.iter().filter_map(|r| r.agent.as_ref()).collect();
             let agent_mean = |f: &dyn Fn(&crate::policy::agent::AgentStats) -> f64| {
                 if agent_rows.is_empty() {
                     0.0
@@ -500,6 +507,7 @@ pub fn summarize(rows: &[InstanceRow], variants: &[String]) -> Vec<VariantSummar
                 mean_schema_tokens: mean(&|r| r.schema_tokens as f64),
                 mean_llm_turns: agent_mean(&|a| a.llm_turns as f64),
                 mean_prompt_tokens: agent_mean(&|a| a.prompt_tokens as f64),
+                mean_cached_tokens: agent_mean(&|a| a.cached_tokens as f64),
                 mean_completion_tokens: agent_mean(&|a| a.completion_tokens as f64),
                 mean_llm_ms: agent_mean(&|a| a.llm_ms),
                 mean_cost_usd: agent_mean(&|a| a.cost_usd.unwrap_or(0.0)),
@@ -531,6 +539,7 @@ pub fn write_summary(path: &Path, sums: &[VariantSummary]) -> anyhow::Result<()>
             "schema_tokens",
             "llm_turns",
             "prompt_tokens",
+            "cached_tokens",
             "completion_tokens",
             "llm_ms",
             "cost_usd",
@@ -557,6 +566,7 @@ pub fn write_summary(path: &Path, sums: &[VariantSummary]) -> anyhow::Result<()>
                 s.mean_schema_tokens,
                 s.mean_llm_turns,
                 s.mean_prompt_tokens,
+                s.mean_cached_tokens,
                 s.mean_completion_tokens,
                 s.mean_llm_ms,
             ]
@@ -640,6 +650,61 @@ mod tests {
             pred_files: vec!["a.py".into(), "b.py".into()],
             ..InstanceRow::default()
         }
+    }
+
+    #[test]
+    fn summary_means_the_agents_figures_over_rows_that_ran() {
+        use crate::policy::agent::{AgentStats, StopReason};
+        let n = metric_columns().len();
+        let agent = |prompt: u64| AgentStats {
+            llm_turns: 2,
+            prompt_tokens: prompt,
+            cached_tokens: prompt / 2,
+            completion_tokens: 10,
+            llm_ms: 100.0,
+            stop_reason: StopReason::Answered,
+            ..AgentStats::default()
+        };
+        // The model answered without calling a tool: no calls, but it ran.
+        let no_calls = InstanceRow {
+            n_calls: 0,
+            agent: Some(agent(1000)),
+            ..row("i1", STATUS_OK, vec![1.0; n])
+        };
+        let with_calls = InstanceRow {
+            agent: Some(agent(3000)),
+            ..row("i2", STATUS_OK, vec![0.0; n])
+        };
+        // Setup failed before the first turn: did not run.
+        let failed = InstanceRow {
+            n_calls: 0,
+            agent: Some(AgentStats {
+                stop_reason: StopReason::SetupFailed,
+                ..AgentStats::default()
+            }),
+            ..row("i3", STATUS_ERROR, vec![])
+        };
+        let sums = summarize(&[no_calls, with_calls, failed], &["text".to_string()]);
+        let s = &sums[0];
+        assert_eq!(
+            (s.mean_prompt_tokens, s.mean_cached_tokens),
+            (2000.0, 1000.0)
+        );
+        assert_eq!((s.mean_llm_turns, s.mean_calls), (2.0, 1.5));
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("summary.csv");
+        write_summary(&p, &sums).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(
+            text.contains(
+                "llm_turns,prompt_tokens,cached_tokens,completion_tokens,llm_ms,cost_usd"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(",2.00,2000.00,1000.00,10.00,100.00,0.000000"),
+            "{text}"
+        );
     }
 
     #[test]

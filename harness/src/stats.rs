@@ -4,7 +4,8 @@
 //! - [`paired_bootstrap_diff`]: the same for the mean difference of paired values
 //!   (both variants on the same instances, resampled together);
 //! - [`mcnemar_exact`]: the exact (binomial, two-sided) McNemar test on discordant pairs;
-//! - [`quantile`]: linear interpolation between order statistics (numpy's default).
+//! - [`quantile`]: linear interpolation between order statistics (numpy's default);
+//! - [`cost_stat`]: a per-instance cost as reports show it (mean with interval, p50, p95).
 //!
 //! Resampling uses [`Rng`], a small seeded generator (SplitMix64), so a report made twice
 //! from the same runs prints the same intervals.
@@ -182,6 +183,25 @@ pub fn mcnemar_exact(b: usize, c: usize) -> f64 {
     (2.0 * tail).min(1.0)
 }
 
+/// A per-instance cost summarized: mean with its bootstrap interval, median and 95th
+/// percentile.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CostStat {
+    pub mean: Estimate,
+    pub p50: f64,
+    pub p95: f64,
+}
+
+/// [`CostStat`] of `values`; `None` for no values.
+pub fn cost_stat(values: &[f64], cfg: &Bootstrap) -> Option<CostStat> {
+    let sorted = sorted(values);
+    Some(CostStat {
+        mean: bootstrap_mean(values, cfg)?,
+        p50: quantile(&sorted, 0.5)?,
+        p95: quantile(&sorted, 0.95)?,
+    })
+}
+
 /// Counts of a paired binary outcome: `a_only` where only A succeeded, `b_only` where
 /// only B did, `both` and `neither`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -242,6 +262,15 @@ mod tests {
         // Symmetric at large n, and close to 1 for a near-even split.
         assert!(close(mcnemar_exact(700, 720), mcnemar_exact(720, 700)));
         assert!(mcnemar_exact(700, 720) > 0.5);
+    }
+
+    #[test]
+    fn cost_stat_gives_mean_median_and_p95() {
+        let c = cost_stat(&[4.0, 1.0, 3.0, 2.0], &Bootstrap::default()).unwrap();
+        assert_eq!((c.mean.value, c.p50), (2.5, 2.5));
+        assert!(close(c.p95, 3.85));
+        assert!(c.mean.lo <= 2.5 && c.mean.hi >= 2.5);
+        assert_eq!(cost_stat(&[], &Bootstrap::default()), None);
     }
 
     #[test]
