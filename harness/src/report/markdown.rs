@@ -1,11 +1,14 @@
 //! `report.md`: the report's figures as readable Markdown tables, one section per
-//! concern (runs, accuracy, cost, all metrics, paired comparisons, latency per tool,
-//! accuracy per repository, plots).
+//! concern (runs, for an agent's runs whether the tool helps it, accuracy, cost, the
+//! agent's cost, all metrics, paired comparisons, latency per tool, accuracy per
+//! repository, plots).
 
 use std::fmt::Write as _;
 
 use super::ReportData;
-use super::tables::{CostStat, PairedStats, Stats, acc_columns, pretty_metric};
+use super::agent::{self, AGENT_COSTS, HELP_COSTS, HelpRow, ToolHelp};
+use super::paired::PairedStats;
+use super::tables::{COSTS, CostStat, Stats, VariantStats, acc_columns, pretty_metric};
 use crate::output::metric_columns;
 use crate::stats::Estimate;
 
@@ -73,8 +76,10 @@ fn p_text(p: f64) -> String {
 pub fn markdown(data: &ReportData, stats: &Stats, plots: &[String]) -> String {
     let mut out = String::from("# navbench report\n\n");
     runs_section(&mut out, data);
+    tool_help_section(&mut out, stats);
     accuracy_section(&mut out, stats);
     cost_section(&mut out, stats);
+    agent_cost_section(&mut out, stats);
     all_metrics_section(&mut out, stats);
     paired_section(&mut out, stats);
     latency_section(&mut out, data);
@@ -94,14 +99,18 @@ fn runs_section(out: &mut String, data: &ReportData) {
          per instance over instances where the server ran.\n",
         data.bootstrap.resamples, data.bootstrap.seed
     );
-    let header: Vec<String> = ["run", "dataset", "shard", "started", "rows"]
+    let any_agent = data.runs.iter().any(|r| r.agent.is_some());
+    let mut header: Vec<String> = ["run", "dataset", "shard", "started", "rows"]
         .map(String::from)
         .to_vec();
+    if any_agent {
+        header.push("played by".into());
+    }
     let rows: Vec<Vec<String>> = data
         .runs
         .iter()
         .map(|r| {
-            vec![
+            let mut row = vec![
                 format!("`{}`", r.dir.display()),
                 r.dataset.clone(),
                 if r.shard.is_empty() {
@@ -111,7 +120,11 @@ fn runs_section(out: &mut String, data: &ReportData) {
                 },
                 r.started.get(..19).unwrap_or(&r.started).replace('T', " "),
                 r.rows.to_string(),
-            ]
+            ];
+            if any_agent {
+                row.push(agent::describe(r.agent.as_ref()));
+            }
+            row
         })
         .collect();
     out.push_str("## Runs\n\n");
@@ -193,6 +206,254 @@ fn cost_section(out: &mut String, stats: &Stats) {
         })
         .collect();
     table(out, &header, &rows);
+}
+
+/// `mean [lo, hi]; p50 x; p95 y`.
+fn spread(c: &Option<CostStat>) -> String {
+    match c {
+        Some(c) => format!(
+            "{} [{}, {}]; p50 {}; p95 {}",
+            num(c.mean.value),
+            num(c.mean.lo),
+            num(c.mean.hi),
+            num(c.p50),
+            num(c.p95)
+        ),
+        None => "–".into(),
+    }
+}
+
+/// Dollars with enough digits for fractions of a cent.
+fn usd(c: &Option<CostStat>) -> String {
+    match c {
+        Some(c) => format!(
+            "{:.5} [{:.5}, {:.5}]; p50 {:.5}; p95 {:.5}",
+            c.mean.value, c.mean.lo, c.mean.hi, c.p50, c.p95
+        ),
+        None => "–".into(),
+    }
+}
+
+/// For an agent's variants: model turns, tokens, the model's time beside the tools',
+/// dollars, then why the conversations ended.
+fn agent_cost_section(out: &mut String, stats: &Stats) {
+    let mine: Vec<&VariantStats> = stats
+        .variants
+        .iter()
+        .filter(|v| v.agent.is_some())
+        .collect();
+    if mine.is_empty() {
+        return;
+    }
+    out.push_str(
+        "## Agent cost per variant
+
+",
+    );
+    out.push_str(
+        "Per instance over the instances where the agent ran: mean [95% interval]; median;          95th percentile. Tokens are the endpoint's counts (cached tokens are part of the          prompt tokens); llm ms is the model's time, tool ms the servers'.
+
+",
+    );
+    let mut header = vec!["per instance".to_string()];
+    header.extend(mine.iter().map(|v| v.variant.clone()));
+    let mut rows = Vec::new();
+    let tool_ms = COSTS.iter().position(|(c, _)| *c == "tool_ms");
+    let priced = mine
+        .iter()
+        .any(|v| v.agent.as_ref().is_some_and(|a| a.n_priced > 0));
+    for (i, (name, label)) in AGENT_COSTS.iter().enumerate() {
+        if *name == "cost_usd" && !priced {
+            continue;
+        }
+        let mut r = vec![label.to_string()];
+        r.extend(mine.iter().map(|v| {
+            let c = v
+                .agent
+                .as_ref()
+                .and_then(|a| a.costs.get(i).copied().flatten());
+            if *name == "cost_usd" {
+                usd(&c)
+            } else {
+                spread(&c)
+            }
+        }));
+        rows.push(r);
+        if *name == "llm_ms" {
+            let mut r = vec!["tool ms".to_string()];
+            r.extend(
+                mine.iter()
+                    .map(|v| spread(&tool_ms.and_then(|i| v.costs.get(i).copied().flatten()))),
+            );
+            rows.push(r);
+        }
+    }
+    let mut n = vec!["instances".to_string()];
+    n.extend(
+        mine.iter()
+            .map(|v| v.agent.as_ref().map_or(0, |a| a.n_ran).to_string()),
+    );
+    rows.push(n);
+    table(out, &header, &rows);
+    if !priced {
+        out.push_str(
+            "No cost: the agent file gives no `[prices]`.
+
+",
+        );
+    }
+    stop_reason_table(out, &mine);
+}
+
+/// Why each variant's conversations ended, and how many rows had estimated tokens.
+fn stop_reason_table(out: &mut String, mine: &[&VariantStats]) {
+    let mut reasons: Vec<&str> = Vec::new();
+    for v in mine {
+        for (r, _) in v.agent.iter().flat_map(|a| &a.stop_reasons) {
+            if !reasons.contains(&r.as_str()) {
+                reasons.push(r);
+            }
+        }
+    }
+    let mut header = vec!["stop reason".to_string()];
+    header.extend(reasons.iter().map(|r| format!("`{r}`")));
+    header.push("tokens estimated".into());
+    let rows: Vec<Vec<String>> = mine
+        .iter()
+        .filter_map(|v| {
+            let a = v.agent.as_ref()?;
+            let mut r = vec![format!("**{}**", v.variant)];
+            r.extend(reasons.iter().map(|reason| {
+                a.stop_reasons
+                    .iter()
+                    .find(|(x, _)| x == reason)
+                    .map_or(0, |(_, k)| *k)
+                    .to_string()
+            }));
+            r.push(a.n_estimated.to_string());
+            Some(r)
+        })
+        .collect();
+    table(out, &header, &rows);
+}
+
+/// `40.0 → 52.5, +12.5 [+3.1, +20.0], p = 0.031`.
+fn help_acc_cell(p: Option<&PairedStats>) -> String {
+    match p {
+        Some(p) => format!(
+            "{:.1} → {:.1}, {:+.1} [{:+.1}, {:+.1}], p = {}",
+            p.a_mean * 100.0,
+            p.b_mean * 100.0,
+            p.diff.value * 100.0,
+            p.diff.lo * 100.0,
+            p.diff.hi * 100.0,
+            p_text(p.p_value)
+        ),
+        None => "–".into(),
+    }
+}
+
+/// `×1.85 (12300 → 22800)`.
+fn help_cost_cell((text, mine): (f64, f64)) -> String {
+    let r = agent::ratio(text, mine);
+    if r.is_nan() {
+        "–".into()
+    } else if r.is_finite() {
+        format!("×{r:.2} ({} → {})", num(text), num(mine))
+    } else {
+        format!("∞ ({} → {})", num(text), num(mine))
+    }
+}
+
+/// One row of the "does the tool help" table.
+fn help_row(r: &HelpRow) -> Vec<String> {
+    let mut row = vec![format!("**{}**", r.variant), r.n.to_string()];
+    if r.n == 0 {
+        row.extend(std::iter::repeat_n(
+            "–".to_string(),
+            agent::HELP_METRICS.len() + HELP_COSTS.len(),
+        ));
+        return row;
+    }
+    row.extend(
+        agent::HELP_METRICS
+            .iter()
+            .map(|m| help_acc_cell(r.acc.iter().find(|p| p.metric == *m))),
+    );
+    row.extend(r.costs.iter().map(|c| help_cost_cell(*c)));
+    row
+}
+
+/// The README's question for an agent's runs: each variant against `text`.
+fn tool_help_section(out: &mut String, stats: &Stats) {
+    let (who, rows) = match &stats.tool_help {
+        ToolHelp::Scripted => return,
+        ToolHelp::NotOneAgent(runs) => {
+            let _ = writeln!(
+                out,
+                "## Does the tool help the agent?
+
+Not answered here: the runs were not all played by one agent ({}),                  so a variant against `text` would compare players as well as tools.
+",
+                runs.join("; ")
+            );
+            return;
+        }
+        ToolHelp::NoReference(a) => {
+            let _ = writeln!(
+                out,
+                "## Does the tool help the agent?
+
+No `text` variant in these runs of {}: nothing to measure the tools against                  (run `navbench run --agent … --variants text,…`).
+",
+                agent::describe(Some(a))
+            );
+            return;
+        }
+        ToolHelp::Rows(a, rows) => (agent::describe(Some(a)), rows),
+    };
+    out.push_str(
+        "## Does the tool help the agent?
+
+",
+    );
+    let _ = writeln!(
+        out,
+        "Played by {who}. Each variant against `text` (the same agent with list, read and grep only)          on the instances both scored: accuracy in percent, text → variant, the difference in points          with its paired-bootstrap interval and the exact McNemar p; then the variant's cost per instance          over text's on the same instances (tokens: prompt + completion; wall ms includes start-up and indexing).
+"
+    );
+    let mut header = vec!["variant".to_string(), "n".to_string()];
+    header.extend(agent::HELP_METRICS.iter().map(|m| pretty_metric(m)));
+    header.extend(HELP_COSTS.iter().map(|(_, l)| format!("{l} ×")));
+    let body: Vec<Vec<String>> = rows.iter().map(help_row).collect();
+    table(out, &header, &body);
+    let verdicts: Vec<String> = rows
+        .iter()
+        .flat_map(|r| r.acc.iter().filter(|p| p.p_value < 0.05))
+        .map(|p| {
+            let word = if p.diff.value > 0.0 { "helps" } else { "hurts" };
+            format!(
+                "{} {word} on {} (p = {})",
+                p.b,
+                pretty_metric(&p.metric),
+                p_text(p.p_value)
+            )
+        })
+        .collect();
+    if verdicts.is_empty() {
+        out.push_str(
+            "No difference from `text` is significant at p < 0.05.
+
+",
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "Significant at p < 0.05: {}.
+",
+            verdicts.join("; ")
+        );
+    }
 }
 
 /// Every metric of every variant.

@@ -10,12 +10,18 @@
 //! an exact McNemar test). [`tables`] writes `report.md` and `report.csv`, [`plots`] the
 //! PNG and SVG figures.
 //!
+//! For runs of an LLM agent (`navbench run --agent`), [`agent`] adds what the model
+//! cost per variant and, when one agent played every run, each variant against `text`
+//! on the instances both scored ("Does the tool help the agent?", from [`paired`]).
+//!
 //! Several runs combine: shards of one run simply add up. When the same instance ×
 //! variant appears in more than one run (say, `text` before and after a change), each
 //! run's rows of that variant are kept apart as `variant@run-dir-name`, so the paired
 //! comparisons set them against each other.
 
+pub mod agent;
 pub mod markdown;
+pub mod paired;
 pub mod plots;
 pub mod tables;
 
@@ -25,8 +31,10 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use polars::prelude::*;
 
+use crate::policy::agent::config::AgentInfo;
 use crate::run_dir::{self, ResultRow, Run};
 use crate::stats::Bootstrap;
+use agent::AgentScope;
 
 /// Latency quantiles of one variant's calls (one tool, or every tool when `tool` is
 /// `*`), computed by polars.
@@ -52,6 +60,8 @@ pub struct RunDescription {
     pub started: String,
     pub shard: String,
     pub rows: usize,
+    /// The agent that played it (`run.json`); `None`: scripted policies.
+    pub agent: Option<AgentInfo>,
 }
 
 /// Everything a report is computed from.
@@ -67,6 +77,8 @@ pub struct ReportData {
     /// Per variant, every tool together (`tool` = `*`).
     pub variant_latency: Vec<CallLatency>,
     pub bootstrap: Bootstrap,
+    /// Who played the runs.
+    pub agent: AgentScope,
 }
 
 /// The files a report wrote.
@@ -290,7 +302,12 @@ pub fn load(dirs: &[PathBuf], bootstrap: Bootstrap) -> anyhow::Result<ReportData
                 .map(|s| s.to_string())
                 .unwrap_or_default(),
             rows: r.rows.len(),
+            agent: r.info.as_ref().and_then(|i| i.agent.clone()),
         })
+        .collect();
+    let players: Vec<(&str, Option<&crate::output::RunInfo>)> = runs
+        .iter()
+        .map(|r| (r.label.as_str(), r.info.as_ref()))
         .collect();
     Ok(ReportData {
         runs: descriptions,
@@ -299,6 +316,7 @@ pub fn load(dirs: &[PathBuf], bootstrap: Bootstrap) -> anyhow::Result<ReportData
         tool_latency,
         variant_latency,
         bootstrap,
+        agent: agent::scope(&players),
     })
 }
 
@@ -346,6 +364,7 @@ mod tests {
             index_ms: 1.0,
             response_tokens: 1.0,
             schema_tokens: 1.0,
+            ..ResultRow::default()
         }
     }
 

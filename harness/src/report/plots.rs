@@ -1,7 +1,9 @@
 //! The report's figures, each as PNG and SVG (plotters; text drawn with the DejaVu Sans
 //! font bundled in `harness/assets/`, so no system font or fontconfig is needed):
-//! - `accuracy_vs_tokens`: accuracy against response tokens per instance, one point per
-//!   variant and level, with bootstrap intervals — the cost/benefit picture;
+//! - `accuracy_vs_tokens`: accuracy against response tokens per instance (for an LLM
+//!   agent's runs: the model's prompt + completion tokens, which include the tool
+//!   responses it read), one point per variant and level, with bootstrap intervals —
+//!   the cost/benefit picture;
 //! - `latency_per_tool`: call latency per variant and tool as box plots (p25–p75 box,
 //!   p5–p95 whiskers, median bar, mean diamond) on a log scale;
 //! - `accuracy_per_repo`: file Acc@5 and function Acc@10 per repository and variant.
@@ -15,7 +17,8 @@ use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, Value
 use plotters::prelude::*;
 
 use super::ReportData;
-use super::tables::{Stats, pretty_metric};
+use super::agent::AGENT_COSTS;
+use super::tables::{COSTS, CostStat, Stats, VariantStats, pretty_metric};
 use crate::output::metric_columns;
 
 /// DejaVu Sans (see `harness/assets/LICENSE-DejaVu.txt`).
@@ -193,6 +196,33 @@ const PLOT_METRICS: [&str; 3] = ["file_acc_5", "module_acc_10", "function_acc_10
 struct AccVsTokens {
     variants: Vec<String>,
     points: Vec<AccPoint>,
+    /// Which tokens the x axis counts.
+    axis: TokenAxis,
+}
+
+/// The x axis of the cost/benefit plot.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum TokenAxis {
+    /// The tools' responses (scripted policies).
+    Response,
+    /// What the LLM agent read and wrote: prompt + completion tokens.
+    Model,
+}
+
+impl TokenAxis {
+    fn caption(self) -> &'static str {
+        match self {
+            TokenAxis::Response => "Accuracy vs response tokens per instance (95% bootstrap CI)",
+            TokenAxis::Model => "Accuracy vs model tokens per instance (95% bootstrap CI)",
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            TokenAxis::Response => "response tokens per instance (mean)",
+            TokenAxis::Model => "model tokens per instance: prompt + completion (mean)",
+        }
+    }
 }
 
 impl Figure for AccVsTokens {
@@ -215,10 +245,7 @@ impl Figure for AccVsTokens {
             1.0
         };
         let mut chart = ChartBuilder::on(root)
-            .caption(
-                "Accuracy vs response tokens per instance (95% bootstrap CI)",
-                ("sans-serif", 22),
-            )
+            .caption(self.axis.caption(), ("sans-serif", 22))
             .margin(16)
             .x_label_area_size(50)
             .y_label_area_size(64)
@@ -226,7 +253,7 @@ impl Figure for AccVsTokens {
             .map_err(err)?;
         chart
             .configure_mesh()
-            .x_desc("response tokens per instance (mean)")
+            .x_desc(self.axis.label())
             .y_desc("accuracy (%)")
             .axis_desc_style(("sans-serif", 16))
             .label_style(("sans-serif", 14))
@@ -500,6 +527,30 @@ impl Figure for RepoBars {
     }
 }
 
+/// The model's tokens for an agent's runs (every variant an agent's); else the tools'
+/// response tokens (one axis never mixes the two).
+fn token_axis(stats: &Stats) -> TokenAxis {
+    if !stats.variants.is_empty() && stats.variants.iter().all(|v| v.agent.is_some()) {
+        TokenAxis::Model
+    } else {
+        TokenAxis::Response
+    }
+}
+
+/// A variant's tokens per instance on `axis`.
+fn tokens_of(v: &VariantStats, axis: TokenAxis) -> Option<CostStat> {
+    match axis {
+        TokenAxis::Response => {
+            let i = COSTS.iter().position(|(c, _)| *c == "response_tokens")?;
+            v.costs.get(i).copied().flatten()
+        }
+        TokenAxis::Model => {
+            let i = AGENT_COSTS.iter().position(|(c, _)| *c == "llm_tokens")?;
+            v.agent.as_ref()?.costs.get(i).copied().flatten()
+        }
+    }
+}
+
 /// Draws every figure the data allows into `out`; returns the files written.
 pub fn draw_all(data: &ReportData, stats: &Stats, out: &Path) -> anyhow::Result<Vec<PathBuf>> {
     ensure_font()?;
@@ -511,9 +562,10 @@ pub fn draw_all(data: &ReportData, stats: &Stats, out: &Path) -> anyhow::Result<
         .collect();
 
     // Cost/benefit.
+    let axis = token_axis(stats);
     let mut points = Vec::new();
     for (vi, v) in stats.variants.iter().enumerate() {
-        let Some(tokens) = v.costs.get(1).copied().flatten() else {
+        let Some(tokens) = tokens_of(v, axis) else {
             continue;
         };
         let values: Vec<(usize, f64, f64, f64)> = idx
@@ -536,6 +588,7 @@ pub fn draw_all(data: &ReportData, stats: &Stats, out: &Path) -> anyhow::Result<
         let fig = AccVsTokens {
             variants: data.variants.clone(),
             points,
+            axis,
         };
         save(&fig, out, "accuracy_vs_tokens", &mut files)?;
     }
@@ -596,4 +649,70 @@ pub fn draw_all(data: &ReportData, stats: &Stats, out: &Path) -> anyhow::Result<
         save(&fig, out, "accuracy_per_repo", &mut files)?;
     }
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::agent::AgentCosts;
+    use crate::stats::Estimate;
+
+    fn cost(x: f64) -> Option<CostStat> {
+        Some(CostStat {
+            mean: Estimate {
+                value: x,
+                lo: x,
+                hi: x,
+            },
+            p50: x,
+            p95: x,
+        })
+    }
+
+    fn variant(name: &str, agent_tokens: Option<f64>) -> VariantStats {
+        VariantStats {
+            variant: name.into(),
+            n_rows: 1,
+            n_scored: 1,
+            n_errors: 0,
+            n_no_gold: 0,
+            n_ran: 1,
+            metrics: Vec::new(),
+            costs: vec![cost(1.0), cost(300.0), cost(2.0), cost(3.0), cost(4.0)],
+            calls: None,
+            agent: agent_tokens.map(|t| AgentCosts {
+                n_ran: 1,
+                costs: AGENT_COSTS
+                    .iter()
+                    .map(|(c, _)| cost(if *c == "llm_tokens" { t } else { 0.0 }))
+                    .collect(),
+                n_priced: 0,
+                n_estimated: 0,
+                stop_reasons: Vec::new(),
+            }),
+        }
+    }
+
+    #[test]
+    fn an_agents_runs_plot_model_tokens() {
+        let stats = |variants| Stats {
+            variants,
+            repos: Vec::new(),
+            paired: Vec::new(),
+            tool_help: crate::report::agent::ToolHelp::Scripted,
+        };
+        let agent = stats(vec![variant("text", Some(5000.0))]);
+        assert_eq!(token_axis(&agent), TokenAxis::Model);
+        assert_eq!(
+            tokens_of(&agent.variants[0], TokenAxis::Model).map(|c| c.mean.value),
+            Some(5000.0)
+        );
+        assert!(TokenAxis::Model.label().contains("prompt + completion"));
+        let mixed = stats(vec![variant("text", Some(5000.0)), variant("bm25", None)]);
+        assert_eq!(token_axis(&mixed), TokenAxis::Response);
+        assert_eq!(
+            tokens_of(&mixed.variants[1], TokenAxis::Response).map(|c| c.mean.value),
+            Some(300.0)
+        );
+    }
 }

@@ -5,10 +5,15 @@ use std::path::Path;
 
 use anyhow::Context;
 
+use super::agent::{self, AGENT_COSTS, AgentCosts, HELP_COSTS, ToolHelp};
+use super::paired::{self, PairedStats};
 use super::{CallLatency, ReportData};
 use crate::output::{STATUS_ERROR, STATUS_NO_GOLD, metric_columns};
 use crate::run_dir::ResultRow;
-use crate::stats::{self, Discordance, Estimate};
+use crate::stats::{self, Estimate};
+
+pub use super::paired::acc_columns;
+pub use crate::stats::CostStat;
 
 /// Per-instance cost columns, with their report names.
 pub const COSTS: [(&str, &str); 5] = [
@@ -18,14 +23,6 @@ pub const COSTS: [(&str, &str); 5] = [
     ("index_ms", "index ms"),
     ("tool_ms", "tool ms / instance"),
 ];
-
-/// A per-instance cost summarized: mean with interval, median and 95th percentile.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CostStat {
-    pub mean: Estimate,
-    pub p50: f64,
-    pub p95: f64,
-}
 
 /// One variant's figures.
 #[derive(Debug, Clone)]
@@ -43,6 +40,8 @@ pub struct VariantStats {
     pub costs: Vec<Option<CostStat>>,
     /// Every call of the variant together.
     pub calls: Option<CallLatency>,
+    /// What the model cost, for an agent's rows.
+    pub agent: Option<AgentCosts>,
 }
 
 /// Accuracy of one variant on one repository.
@@ -55,37 +54,14 @@ pub struct RepoStats {
     pub acc: Vec<Option<Estimate>>,
 }
 
-/// One paired comparison: variant `b` against variant `a` on one Acc@k metric.
-#[derive(Debug, Clone)]
-pub struct PairedStats {
-    pub a: String,
-    pub b: String,
-    pub metric: String,
-    /// Instances scored for both.
-    pub n: usize,
-    pub a_mean: f64,
-    pub b_mean: f64,
-    /// Mean of `b − a` with its paired-bootstrap interval.
-    pub diff: Estimate,
-    pub discordance: Discordance,
-    /// Exact McNemar, two-sided.
-    pub p_value: f64,
-}
-
 /// All computed figures.
 #[derive(Debug, Clone)]
 pub struct Stats {
     pub variants: Vec<VariantStats>,
     pub repos: Vec<RepoStats>,
     pub paired: Vec<PairedStats>,
-}
-
-/// The Acc@k columns (binary per instance), in [`metric_columns`] order.
-pub fn acc_columns() -> Vec<String> {
-    metric_columns()
-        .into_iter()
-        .filter(|c| c.contains("_acc_"))
-        .collect()
+    /// Each variant against `text`, for runs of one agent.
+    pub tool_help: ToolHelp,
 }
 
 /// `file_acc_5` → `file Acc@5`, `module_ndcg_10` → `module NDCG@10`.
@@ -117,16 +93,13 @@ fn cost_of(r: &ResultRow, name: &str) -> f64 {
     }
 }
 
-fn metric_index(name: &str) -> Option<usize> {
-    metric_columns().iter().position(|c| c == name)
-}
-
 /// Computes every figure of the report.
 pub fn compute(data: &ReportData) -> Stats {
     Stats {
         variants: variant_stats(data),
         repos: repo_stats(data),
-        paired: paired_stats(data),
+        paired: paired::all_pairs(data),
+        tool_help: agent::tool_help(data),
     }
 }
 
@@ -149,12 +122,7 @@ fn variant_stats(data: &ReportData) -> Vec<VariantStats> {
             .iter()
             .map(|(c, _)| {
                 let vals: Vec<f64> = ran.iter().map(|r| cost_of(r, c)).collect();
-                let sorted = stats::sorted(&vals);
-                Some(CostStat {
-                    mean: stats::bootstrap_mean(&vals, cfg)?,
-                    p50: stats::quantile(&sorted, 0.5)?,
-                    p95: stats::quantile(&sorted, 0.95)?,
-                })
+                stats::cost_stat(&vals, cfg)
             })
             .collect();
         variants.push(VariantStats {
@@ -171,6 +139,7 @@ fn variant_stats(data: &ReportData) -> Vec<VariantStats> {
                 .iter()
                 .find(|c| &c.variant == v)
                 .cloned(),
+            agent: agent::agent_costs(&mine, cfg),
         });
     }
 
@@ -181,7 +150,7 @@ fn variant_stats(data: &ReportData) -> Vec<VariantStats> {
 fn repo_stats(data: &ReportData) -> Vec<RepoStats> {
     let cfg = &data.bootstrap;
     let acc = acc_columns();
-    let acc_idx: Vec<usize> = acc.iter().filter_map(|a| metric_index(a)).collect();
+    let acc_idx: Vec<usize> = acc.iter().filter_map(|a| paired::metric_index(a)).collect();
     let mut repo_names: Vec<&str> = data.rows.iter().map(|r| r.repo.as_str()).collect();
     repo_names.sort();
     repo_names.dedup();
@@ -216,58 +185,6 @@ fn repo_stats(data: &ReportData) -> Vec<RepoStats> {
     repos
 }
 
-/// Per pair of variants and Acc column, on the instances both scored: the paired
-/// bootstrap difference and the exact McNemar test.
-fn paired_stats(data: &ReportData) -> Vec<PairedStats> {
-    let cfg = &data.bootstrap;
-    let acc = acc_columns();
-    let acc_idx: Vec<usize> = acc.iter().filter_map(|a| metric_index(a)).collect();
-    let mut paired = Vec::new();
-    for (ai, a) in data.variants.iter().enumerate() {
-        for b in data.variants.iter().skip(ai + 1) {
-            // Instances scored for both, in a stable order.
-            let a_rows: std::collections::BTreeMap<&str, &Vec<f64>> = data
-                .rows
-                .iter()
-                .filter(|r| &r.variant == a)
-                .filter_map(|r| r.metrics.as_ref().map(|m| (r.instance_id.as_str(), m)))
-                .collect();
-            let both: Vec<(&Vec<f64>, &Vec<f64>)> = data
-                .rows
-                .iter()
-                .filter(|r| &r.variant == b)
-                .filter_map(|r| {
-                    let mb = r.metrics.as_ref()?;
-                    a_rows.get(r.instance_id.as_str()).map(|ma| (*ma, mb))
-                })
-                .collect();
-            if both.is_empty() {
-                continue;
-            }
-            for (name, i) in acc.iter().zip(&acc_idx) {
-                let va: Vec<f64> = both.iter().map(|(x, _)| x[*i]).collect();
-                let vb: Vec<f64> = both.iter().map(|(_, y)| y[*i]).collect();
-                let Some(diff) = stats::paired_bootstrap_diff(&va, &vb, cfg) else {
-                    continue;
-                };
-                let discordance = Discordance::of(&va, &vb);
-                paired.push(PairedStats {
-                    a: a.clone(),
-                    b: b.clone(),
-                    metric: name.clone(),
-                    n: both.len(),
-                    a_mean: stats::mean(&va).unwrap_or(0.0),
-                    b_mean: stats::mean(&vb).unwrap_or(0.0),
-                    diff,
-                    p_value: discordance.p_value(),
-                    discordance,
-                });
-            }
-        }
-    }
-    paired
-}
-
 fn f(x: f64) -> String {
     if x.is_finite() {
         format!("{x:.6}")
@@ -282,7 +199,7 @@ fn est(e: &Estimate) -> [String; 3] {
 }
 
 /// The `variant` section: counts, every metric and every cost of each variant.
-fn write_variant_rows(w: &mut csv::Writer<std::fs::File>, stats: &Stats) -> anyhow::Result<()> {
+fn write_variant_rows(w: &mut CsvOut, stats: &Stats) -> anyhow::Result<()> {
     let names = metric_columns();
     for v in &stats.variants {
         for (name, count) in [
@@ -316,38 +233,148 @@ fn write_variant_rows(w: &mut csv::Writer<std::fs::File>, stats: &Stats) -> anyh
             ])?;
         }
         for ((name, _), c) in COSTS.iter().zip(&v.costs) {
-            let Some(c) = c else { continue };
-            let [val, lo, hi] = est(&c.mean);
-            let n = v.n_ran.to_string();
-            w.write_record([
-                "variant", &v.variant, "", "", "", name, &n, &val, &lo, &hi, "", "", "",
-            ])?;
-            for (suffix, x) in [("p50", c.p50), ("p95", c.p95)] {
-                w.write_record([
-                    "variant",
-                    &v.variant,
-                    "",
-                    "",
-                    "",
-                    &format!("{name}_{suffix}"),
-                    &n,
-                    &f(x),
-                    "",
-                    "",
-                    "",
-                    "",
-                    "",
-                ])?;
+            if let Some(c) = c {
+                write_cost(w, &v.variant, name, v.n_ran, c)?;
             }
+        }
+        if let Some(a) = &v.agent {
+            write_agent_rows(w, &v.variant, a)?;
         }
     }
     Ok(())
 }
 
-/// Writes `report.csv`: `section` (variant, repo, paired, tool), the keys (`variant`,
-/// `other`, `repo`, `tool`), `metric`, `n`, `value`, `ci_low`, `ci_high`, `p_value`,
-/// `a_only`, `b_only`. Accuracies are fractions; a paired row's value is `other −
-/// variant`.
+type CsvOut = csv::Writer<std::fs::File>;
+
+/// A cost's mean (with its interval), `_p50` and `_p95` rows.
+fn write_cost(
+    w: &mut CsvOut,
+    variant: &str,
+    name: &str,
+    n: usize,
+    c: &CostStat,
+) -> anyhow::Result<()> {
+    let [val, lo, hi] = est(&c.mean);
+    let n = n.to_string();
+    w.write_record([
+        "variant", variant, "", "", "", name, &n, &val, &lo, &hi, "", "", "",
+    ])?;
+    for (suffix, x) in [("p50", c.p50), ("p95", c.p95)] {
+        w.write_record([
+            "variant",
+            variant,
+            "",
+            "",
+            "",
+            &format!("{name}_{suffix}"),
+            &n,
+            &f(x),
+            "",
+            "",
+            "",
+            "",
+            "",
+        ])?;
+    }
+    Ok(())
+}
+
+/// An agent variant's costs (as [`write_cost`]), how many rows had estimated tokens,
+/// and an `n_stop_<reason>` count per reason (`n`: the agent's rows).
+fn write_agent_rows(w: &mut CsvOut, variant: &str, a: &AgentCosts) -> anyhow::Result<()> {
+    for ((name, _), c) in AGENT_COSTS.iter().zip(&a.costs) {
+        let n = if *name == "cost_usd" {
+            a.n_priced
+        } else {
+            a.n_ran
+        };
+        if let Some(c) = c {
+            write_cost(w, variant, name, n, c)?;
+        }
+    }
+    let n_agent: usize = a.stop_reasons.iter().map(|(_, k)| k).sum();
+    let counts = std::iter::once(("n_tokens_estimated".to_string(), a.n_estimated, a.n_ran)).chain(
+        a.stop_reasons
+            .iter()
+            .map(|(r, k)| (format!("n_stop_{r}"), *k, n_agent)),
+    );
+    for (metric, count, n) in counts {
+        w.write_record([
+            "variant",
+            variant,
+            "",
+            "",
+            "",
+            &metric,
+            &n.to_string(),
+            &count.to_string(),
+            "",
+            "",
+            "",
+            "",
+            "",
+        ])?;
+    }
+    Ok(())
+}
+
+/// The `tool_help` section: each variant against `text` (`variant` = text, `other` =
+/// the variant) on [`agent::HELP_METRICS`] as paired rows, then `<cost>_ratio` rows
+/// (the variant's mean over text's on the same instances).
+fn write_help_rows(w: &mut CsvOut, help: &ToolHelp) -> anyhow::Result<()> {
+    let ToolHelp::Rows(_, rows) = help else {
+        return Ok(());
+    };
+    for r in rows {
+        for p in &r.acc {
+            write_paired(w, "tool_help", p)?;
+        }
+        for ((name, _), (t, x)) in HELP_COSTS.iter().zip(&r.costs) {
+            w.write_record([
+                "tool_help",
+                agent::REFERENCE,
+                &r.variant,
+                "",
+                "",
+                &format!("{name}_ratio"),
+                &r.n.to_string(),
+                &f(agent::ratio(*t, *x)),
+                "",
+                "",
+                "",
+                "",
+                "",
+            ])?;
+        }
+    }
+    Ok(())
+}
+
+/// One paired comparison as a row of `section`.
+fn write_paired(w: &mut CsvOut, section: &str, p: &PairedStats) -> anyhow::Result<()> {
+    let [val, lo, hi] = est(&p.diff);
+    w.write_record([
+        section,
+        &p.a,
+        &p.b,
+        "",
+        "",
+        &p.metric,
+        &p.n.to_string(),
+        &val,
+        &lo,
+        &hi,
+        &f(p.p_value),
+        &p.discordance.a_only.to_string(),
+        &p.discordance.b_only.to_string(),
+    ])?;
+    Ok(())
+}
+
+/// Writes `report.csv`: `section` (variant, repo, paired, tool_help, tool), the keys
+/// (`variant`, `other`, `repo`, `tool`), `metric`, `n`, `value`, `ci_low`, `ci_high`,
+/// `p_value`, `a_only`, `b_only`. Accuracies are fractions; a paired row's value is
+/// `other − variant`.
 pub fn write_csv(path: &Path, data: &ReportData, stats: &Stats) -> anyhow::Result<()> {
     let mut w =
         csv::Writer::from_path(path).with_context(|| format!("cannot write {}", path.display()))?;
@@ -379,23 +406,9 @@ pub fn write_csv(path: &Path, data: &ReportData, stats: &Stats) -> anyhow::Resul
         }
     }
     for p in &stats.paired {
-        let [val, lo, hi] = est(&p.diff);
-        w.write_record([
-            "paired",
-            &p.a,
-            &p.b,
-            "",
-            "",
-            &p.metric,
-            &p.n.to_string(),
-            &val,
-            &lo,
-            &hi,
-            &f(p.p_value),
-            &p.discordance.a_only.to_string(),
-            &p.discordance.b_only.to_string(),
-        ])?;
+        write_paired(&mut w, "paired", p)?;
     }
+    write_help_rows(&mut w, &stats.tool_help)?;
     for l in data.variant_latency.iter().chain(&data.tool_latency) {
         for (name, x) in [
             ("latency_ms_mean", l.mean),
@@ -445,6 +458,7 @@ mod tests {
             index_ms: 5.0,
             response_tokens: 100.0,
             schema_tokens: 50.0,
+            ..ResultRow::default()
         }
     }
 
@@ -468,6 +482,7 @@ mod tests {
             tool_latency: Vec::new(),
             variant_latency: Vec::new(),
             bootstrap: Bootstrap::default(),
+            agent: crate::report::agent::AgentScope::Scripted,
         }
     }
 
