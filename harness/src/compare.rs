@@ -6,13 +6,27 @@
 //! Exit codes: 0 no regression, 1 regression (every one is named with its variant,
 //! metric and instances), 2 refused (runs of different datasets or tokenizers, or with
 //! no instance × variant in common).
+//!
+//! Runs of an LLM agent (`navbench run --agent`) compare the same way, plus the model's
+//! costs (turns, tokens, time, dollars) over the instances both sides' agent ran; an
+//! `answer_unparsed` row is a finished, scored row (an empty answer). Comparing an
+//! agent's run with a scripted run, or with another agent's, is not refused but noted,
+//! naming both: "did the model beat the scripted policy?" and "did the new model do
+//! better?" are fair questions on the same instances, which is all the refusals guard
+//! (same dataset, same tokenizer); the note says that the differences are then the
+//! players' as well as the code's.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::output::{STATUS_ERROR, STATUS_NO_GOLD, STATUS_OK, metric_columns};
+use crate::output::{
+    STATUS_ANSWER_UNPARSED, STATUS_ERROR, STATUS_NO_GOLD, STATUS_OK, metric_columns,
+};
 use crate::run_dir::{self, ResultRow, Run};
+
+mod costs;
+mod players;
 
 /// Process exit code: no regression.
 pub const EXIT_OK: i32 = 0;
@@ -135,6 +149,9 @@ fn check_compatible(base: &Run, new: &Run) -> Result<Vec<String>, Refusal> {
                     b.tokenizer
                 )));
             }
+            if let Some(note) = players::note(base, b.agent.as_ref(), new, n.agent.as_ref()) {
+                notes.push(note);
+            }
             if b.dataset_fingerprint.is_empty() || n.dataset_fingerprint.is_empty() {
                 notes.push(
                     "note: a run.json has no dataset fingerprint (older navbench): instances are paired by id only"
@@ -191,9 +208,9 @@ fn is_acc(metric: &str) -> bool {
 }
 
 /// One paired instance of one variant.
-struct Pair<'a> {
-    base: &'a ResultRow,
-    new: &'a ResultRow,
+pub(crate) struct Pair<'a> {
+    pub(crate) base: &'a ResultRow,
+    pub(crate) new: &'a ResultRow,
 }
 
 /// Compares two loaded runs.
@@ -248,7 +265,7 @@ pub fn compare(base: &Run, new: &Run, th: &Thresholds) -> Result<Comparison, Ref
     Ok(cmp)
 }
 
-fn mean(xs: impl Iterator<Item = f64>) -> f64 {
+pub(crate) fn mean(xs: impl Iterator<Item = f64>) -> f64 {
     let (s, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
     if n == 0 { 0.0 } else { s / n as f64 }
 }
@@ -305,15 +322,19 @@ fn compare_variant(v: &str, base: &Run, new: &Run, th: &Thresholds, cmp: &mut Co
     }
     status_changes(v, &pairs, cmp);
     metric_changes(v, &pairs, th, cmp);
-    cost_changes(v, &pairs, th, cmp);
+    costs::cost_changes(v, &pairs, th, cmp);
 }
 
-/// Status changes: a row that ran in the baseline and fails now is a regression.
+/// Status changes: a row that ran in the baseline and fails now is a regression. An
+/// agent's `answer_unparsed` is a finished row scored as an empty answer: a change
+/// between it and `ok` is listed (the accuracy shows its effect), not a regression.
 fn status_changes(v: &str, pairs: &[(&str, Pair)], cmp: &mut Comparison) {
     let t = &mut cmp.text;
-    // Status changes: a row that ran in the baseline and fails now is a regression.
     let mut broke: Vec<String> = Vec::new();
     let mut fixed: Vec<&str> = Vec::new();
+    let mut fixed_unparsed: Vec<&str> = Vec::new();
+    let mut now_unparsed: Vec<&str> = Vec::new();
+    let mut now_parsed: Vec<&str> = Vec::new();
     let mut gold_changed: Vec<&str> = Vec::new();
     for (id, p) in pairs {
         let (b, n) = (p.base.status.as_str(), p.new.status.as_str());
@@ -321,6 +342,12 @@ fn status_changes(v: &str, pairs: &[(&str, Pair)], cmp: &mut Comparison) {
             broke.push(id.to_string());
         } else if b == STATUS_ERROR && n == STATUS_OK {
             fixed.push(id);
+        } else if b == STATUS_ERROR && n == STATUS_ANSWER_UNPARSED {
+            fixed_unparsed.push(id);
+        } else if b == STATUS_OK && n == STATUS_ANSWER_UNPARSED {
+            now_unparsed.push(id);
+        } else if b == STATUS_ANSWER_UNPARSED && n == STATUS_OK {
+            now_parsed.push(id);
         }
         if (b == STATUS_NO_GOLD) != (n == STATUS_NO_GOLD) && b != STATUS_ERROR && n != STATUS_ERROR
         {
@@ -347,6 +374,23 @@ fn status_changes(v: &str, pairs: &[(&str, Pair)], cmp: &mut Comparison) {
             fixed.len(),
             some_ids(&fixed, 10)
         );
+    }
+    for (what, ids) in [
+        ("status error → answer_unparsed", &fixed_unparsed),
+        (
+            "status ok → answer_unparsed (no location named)",
+            &now_unparsed,
+        ),
+        ("status answer_unparsed → ok", &now_parsed),
+    ] {
+        if !ids.is_empty() {
+            let _ = writeln!(
+                t,
+                "   {what} on {} instance(s): {}",
+                ids.len(),
+                some_ids(ids, 10)
+            );
+        }
     }
     if !gold_changed.is_empty() {
         let _ = writeln!(
@@ -443,115 +487,15 @@ fn metric_changes(v: &str, pairs: &[(&str, Pair)], th: &Thresholds, cmp: &mut Co
     }
 }
 
-/// Cost means over the pairs that ran on both sides; a ratio beyond its threshold
-/// (and, for latency, beyond the noise floor) is a regression.
-fn cost_changes(v: &str, pairs: &[(&str, Pair)], th: &Thresholds, cmp: &mut Comparison) {
-    let t = &mut cmp.text;
-    // Costs over instances where the server ran on both sides.
-    let ran: Vec<(&str, &Pair)> = pairs
-        .iter()
-        .filter(|(_, p)| p.base.ran() && p.new.ran())
-        .map(|(id, p)| (*id, p))
-        .collect();
-    if ran.is_empty() {
-        let _ = writeln!(t, "   costs: no instance ran on both sides");
-        return;
-    }
-    let _ = writeln!(
-        t,
-        "   costs per instance over {} instance(s) (baseline → new):",
-        ran.len()
-    );
-    type Get = fn(&ResultRow) -> f64;
-    let costs: [(&str, &str, Get, Option<f64>, bool); 5] = [
-        ("tool_ms", "ms", |r| r.tool_ms, th.max_latency_ratio, true),
-        ("index_ms", "ms", |r| r.index_ms, th.max_latency_ratio, true),
-        (
-            "response_tokens",
-            "tokens",
-            |r| r.response_tokens,
-            th.max_token_ratio,
-            false,
-        ),
-        (
-            "schema_tokens",
-            "tokens",
-            |r| r.schema_tokens,
-            th.max_token_ratio,
-            false,
-        ),
-        ("n_calls", "calls", |r| r.n_calls, None, false),
-    ];
-    for (name, unit, get, limit, is_latency) in costs {
-        let b = mean(ran.iter().map(|(_, p)| get(p.base)));
-        let n = mean(ran.iter().map(|(_, p)| get(p.new)));
-        let ratio = ratio_of(n, b);
-        let _ = writeln!(
-            t,
-            "     {name:<16} {b:>10.1} → {n:>10.1} {unit:<6} ×{}",
-            fmt_ratio(ratio)
-        );
-        let Some(limit) = limit else { continue };
-        let over = ratio > limit + 1e-12;
-        let noise = is_latency && (n - b) < th.min_latency_ms;
-        if over && noise {
-            let _ = writeln!(
-                t,
-                "       (over ×{limit} but the change is under {} ms: noise)",
-                th.min_latency_ms
-            );
-        }
-        if over && !noise {
-            let mut worst: Vec<(&str, f64)> = ran
-                .iter()
-                .map(|(id, p)| (*id, ratio_of(get(p.new), get(p.base))))
-                .filter(|(_, r)| *r > 1.0)
-                .collect();
-            worst.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
-            let named: Vec<String> = worst
-                .iter()
-                .take(5)
-                .map(|(id, r)| format!("{id} (×{})", fmt_ratio(*r)))
-                .collect();
-            cmp.regressions.push(format!(
-                "{v}: {name} per instance rose ×{} ({b:.1} → {n:.1} {unit}; allowed ×{limit}); largest increases: {}",
-                fmt_ratio(ratio),
-                if named.is_empty() {
-                    "none individually".to_string()
-                } else {
-                    named.join(", ")
-                }
-            ));
-        }
-    }
-}
-
-/// `new / base`, with 0/0 = 1 and x/0 = ∞.
-fn ratio_of(new: f64, base: f64) -> f64 {
-    if base > 0.0 {
-        new / base
-    } else if new > 0.0 {
-        f64::INFINITY
-    } else {
-        1.0
-    }
-}
-
-fn fmt_ratio(r: f64) -> String {
-    if r.is_finite() {
-        format!("{r:.2}")
-    } else {
-        "∞".to_string()
-    }
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::output::RunInfo;
+    use crate::policy::agent::config::AgentInfo;
+    use crate::run_dir::AgentFigures;
     use std::path::PathBuf;
 
-    fn row(id: &str, variant: &str, acc: f64) -> ResultRow {
+    pub(crate) fn row(id: &str, variant: &str, acc: f64) -> ResultRow {
         let n = metric_columns().len();
         ResultRow {
             instance_id: id.into(),
@@ -564,10 +508,48 @@ mod tests {
             index_ms: 50.0,
             response_tokens: 1000.0,
             schema_tokens: 200.0,
+            ..ResultRow::default()
         }
     }
 
-    fn run(name: &str, rows: Vec<ResultRow>) -> Run {
+    pub(crate) fn agent_info(name: &str, model: &str) -> AgentInfo {
+        AgentInfo {
+            name: name.into(),
+            model: model.into(),
+            base_url: "http://127.0.0.1:8080/v1".into(),
+            temperature: 0.0,
+            seed: None,
+            max_turns: 20,
+            token_budget: 200_000,
+            max_completion_tokens: 1024,
+            max_tool_result_tokens: 4000,
+        }
+    }
+
+    /// `base()` as played by `agent`: every row with model figures.
+    pub(crate) fn agent_run(name: &str, agent: AgentInfo, prompt_tokens: f64) -> Run {
+        let mut r = base();
+        r.dir = PathBuf::from(name);
+        r.label = name.into();
+        if let Some(i) = r.info.as_mut() {
+            i.agent = Some(agent);
+        }
+        for row in &mut r.rows {
+            row.agent = Some(AgentFigures {
+                llm_turns: 3.0,
+                prompt_tokens,
+                cached_tokens: 0.0,
+                completion_tokens: 100.0,
+                tokens_estimated: false,
+                llm_ms: 2000.0,
+                cost_usd: Some(0.001),
+                stop_reason: "answered".into(),
+            });
+        }
+        r
+    }
+
+    pub(crate) fn run(name: &str, rows: Vec<ResultRow>) -> Run {
         Run {
             dir: PathBuf::from(name),
             label: name.into(),
@@ -581,7 +563,7 @@ mod tests {
         }
     }
 
-    fn base() -> Run {
+    pub(crate) fn base() -> Run {
         run(
             "base",
             vec![
@@ -649,50 +631,101 @@ mod tests {
     }
 
     #[test]
-    fn latency_and_token_ratios_respect_thresholds_and_the_noise_floor() {
+    fn a_scripted_baseline_without_agent_columns_compares_as_before() {
+        // The committed baseline predates the agent columns: compared with itself it
+        // passes, every metric unchanged and no model cost printed.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/baseline");
         let th = Thresholds {
-            max_latency_ratio: Some(2.0),
+            max_latency_ratio: Some(5.0),
             max_token_ratio: Some(1.5),
             ..Thresholds::default()
         };
-        let mut new = base();
-        new.rows[2].tool_ms = 1000.0; // mean 100 → 400: ×4
-        new.rows[1].response_tokens = 5000.0; // mean 1000 → 2333: ×2.33
-        let c = compare(&base(), &new, &th).unwrap();
-        let lat = c
-            .regressions
-            .iter()
-            .find(|r| r.contains("tool_ms"))
-            .unwrap();
+        let c = compare_dirs(&dir, &dir, &th).unwrap();
+        assert_eq!(c.exit_code(), EXIT_OK, "{}", c.text);
+        assert!(c.text.contains("all 28 unchanged"), "{}", c.text);
         assert!(
-            lat.contains("×4.00") && lat.contains("i3 (×10.00)"),
-            "{lat}"
+            !c.text.contains("model costs") && !c.text.contains("note:"),
+            "{}",
+            c.text
         );
-        let tok = c
-            .regressions
-            .iter()
-            .find(|r| r.contains("response_tokens"))
-            .unwrap();
+        // Against an agent's run of the same instances: a note naming both, model costs
+        // not compared (one side scripted), and no token regression from them.
+        let scripted = run_dir::load(&dir).unwrap();
+        let mut agent = scripted.clone();
+        agent.dir = PathBuf::from("agent-run");
+        if let Some(i) = agent.info.as_mut() {
+            i.agent = Some(agent_info("local-llama", "smollm2"));
+        }
+        for r in &mut agent.rows {
+            r.agent = Some(AgentFigures {
+                llm_turns: 2.0,
+                prompt_tokens: 5000.0,
+                stop_reason: "answered".into(),
+                ..AgentFigures::default()
+            });
+        }
+        let c = compare(&scripted, &agent, &th).unwrap();
+        assert_eq!(c.exit_code(), EXIT_OK, "{:?}", c.regressions);
         assert!(
-            tok.contains("i2 (×5.00)") && tok.starts_with("text:"),
-            "{tok}"
+            c.text.contains("played by scripted policies")
+                && c.text.contains("by agent local-llama (model smollm2"),
+            "{}",
+            c.text
         );
-        // Without thresholds they are only reported.
-        let c = compare(&base(), &new, &Thresholds::default()).unwrap();
-        assert_eq!(c.exit_code(), EXIT_OK, "{:?}", c.regressions);
-        assert!(c.text.contains("×4.00"));
-        // A large ratio on tiny times is noise.
-        let mut tiny_b = base();
-        let mut tiny_n = base();
-        for r in &mut tiny_b.rows {
-            r.tool_ms = 1.0;
-        }
-        for r in &mut tiny_n.rows {
-            r.tool_ms = 9.0;
-        }
-        let c = compare(&tiny_b, &tiny_n, &th).unwrap();
-        assert_eq!(c.exit_code(), EXIT_OK, "{:?}", c.regressions);
-        assert!(c.text.contains("noise"));
+        assert!(c.text.contains("model costs: not compared"), "{}", c.text);
+    }
+
+    #[test]
+    fn answer_unparsed_is_a_scored_finished_row() {
+        let a = agent_info("gpt", "gpt-4o-mini");
+        let base = agent_run("b", a.clone(), 900.0);
+        let mut new = agent_run("n", a, 900.0);
+        // i1: found → the answer named nothing (scored as empty).
+        new.rows[0].status = STATUS_ANSWER_UNPARSED.into();
+        new.rows[0].metrics = Some(vec![0.0; metric_columns().len()]);
+        new.rows[0].n_calls = 0.0;
+        let c = compare(&base, &new, &Thresholds::default()).unwrap();
+        assert!(
+            c.text
+                .contains("status ok → answer_unparsed (no location named) on 1 instance(s): i1"),
+            "{}",
+            c.text
+        );
+        // Not a status regression; the accuracy drop is.
+        assert!(
+            !c.regressions.iter().any(|r| r.contains("status")),
+            "{:?}",
+            c.regressions
+        );
+        assert!(
+            c.regressions
+                .iter()
+                .any(|r| r.contains("file_acc_1") && r.contains("i1"))
+        );
+        // It still ran (model turns without tool calls): its model costs count.
+        assert!(
+            c.text.contains("over 3 instance(s) played by an agent"),
+            "{}",
+            c.text
+        );
+        // error → answer_unparsed is listed as finished; answer_unparsed → error flagged.
+        let mut err = base.clone();
+        err.rows[0].status = STATUS_ERROR.into();
+        err.rows[0].metrics = None;
+        let c = compare(&err, &new, &Thresholds::default()).unwrap();
+        assert!(
+            c.text.contains("status error → answer_unparsed on 1"),
+            "{}",
+            c.text
+        );
+        let c = compare(&new, &err, &Thresholds::default()).unwrap();
+        assert!(
+            c.regressions
+                .iter()
+                .any(|r| r.contains("status changed to error") && r.contains("i1")),
+            "{:?}",
+            c.regressions
+        );
     }
 
     #[test]
