@@ -4,9 +4,11 @@
 //!
 //! Refuses, naming what differs: runs without `run.json`; runs of different datasets
 //! (name or content fingerprint), variants, tokenizers, timeouts, instance selections,
-//! shard counts or navbench versions; a shard given twice; an instance × variant present
-//! in more than one run; missing shards (unless `allow_partial`); an `--out` that already
-//! holds files. Rows are copied verbatim; `summary.csv` is recomputed.
+//! shard counts or navbench versions; runs played by different agents (or some by an
+//! agent, some by the scripted policies); a shard given twice; an instance × variant
+//! present in more than one run; missing shards (unless `allow_partial`); an `--out`
+//! that already holds files. Rows are copied verbatim (the agent columns with them),
+//! an agent's transcripts too; `summary.csv` is recomputed; `run.json` keeps the agent.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -55,6 +57,51 @@ fn settings(info: &RunInfo) -> Vec<(&'static str, String)> {
         ),
         ("navbench version", info.navbench_version.clone()),
     ]
+}
+
+/// Who played a shard, with the agent's settings (two agents of one name may differ).
+fn describe_agent(info: &RunInfo) -> String {
+    match &info.agent {
+        Some(a) => format!(
+            "{} (temperature {}, seed {:?}, max_turns {}, token_budget {}, max_completion_tokens {}, max_tool_result_tokens {})",
+            crate::report::agent::describe(Some(a)),
+            a.temperature,
+            a.seed,
+            a.max_turns,
+            a.token_budget,
+            a.max_completion_tokens,
+            a.max_tool_result_tokens
+        ),
+        None => crate::report::agent::describe(None),
+    }
+}
+
+/// Copies every shard's `transcripts/` (an agent's conversations; the pairs are
+/// disjoint, so are the file names) into `out/transcripts/`.
+fn copy_transcripts(dirs: &[PathBuf], out: &Path) -> Result<(), MergeRefusal> {
+    for d in dirs {
+        let from = d.join("transcripts");
+        if !from.is_dir() {
+            continue;
+        }
+        let to = out.join("transcripts");
+        let io = |e: std::io::Error, p: &Path| {
+            MergeRefusal(format!(
+                "cannot copy the transcripts of {}: {}: {e}",
+                d.display(),
+                p.display()
+            ))
+        };
+        std::fs::create_dir_all(&to).map_err(|e| io(e, &to))?;
+        for entry in std::fs::read_dir(&from).map_err(|e| io(e, &from))? {
+            let entry = entry.map_err(|e| io(e, &from))?;
+            let path = entry.path();
+            if path.extension().is_some_and(|x| x == "jsonl") {
+                std::fs::copy(&path, to.join(entry.file_name())).map_err(|e| io(e, &path))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Reads a CSV as (header, records), keeping every field as written.
@@ -115,6 +162,15 @@ fn read_shard_infos(dirs: &[PathBuf], allow_partial: bool) -> Result<Vec<RunInfo
     }
     let first = &infos[0];
     for (d, info) in dirs.iter().zip(&infos).skip(1) {
+        if info.agent != first.agent {
+            return refuse(format!(
+                "shards of different agents: {} was played by {}, {} by {}; only shards of one run merge (run every shard with the same --agent file)",
+                dirs[0].display(),
+                describe_agent(first),
+                d.display(),
+                describe_agent(info)
+            ));
+        }
         for ((name, a), (_, b)) in settings(first).into_iter().zip(settings(info)) {
             if a != b {
                 return refuse(format!(
@@ -253,6 +309,7 @@ fn write_merged(
     {
         std::fs::copy(&skipped, out.join("skipped.csv")).map_err(io)?;
     }
+    copy_transcripts(dirs, out)?;
     let rows = read_instance_rows(&out.join("instances.csv"))
         .map_err(|e| MergeRefusal(format!("{e:#}")))?;
     let summaries = output::summarize(&rows, &first.variants);
@@ -321,6 +378,101 @@ mod tests {
             })
             .unwrap();
         }
+    }
+
+    fn agent(name: &str) -> crate::policy::agent::config::AgentInfo {
+        crate::policy::agent::config::AgentInfo {
+            name: name.into(),
+            model: "smollm2".into(),
+            base_url: "http://127.0.0.1:8080/v1".into(),
+            temperature: 0.0,
+            seed: Some(0),
+            max_turns: 20,
+            token_budget: 200_000,
+            max_completion_tokens: 1024,
+            max_tool_result_tokens: 4000,
+        }
+    }
+
+    /// `shard_run` as played by `who`: run.json names it, rows carry model figures and
+    /// each pair has a transcript.
+    fn agent_shard(dir: &Path, shard: Option<Shard>, ids: &[&str], who: &str) {
+        use crate::policy::agent::{AgentStats, StopReason};
+        shard_run(dir, shard, &[]);
+        let mut info = read_info(dir).unwrap().unwrap();
+        info.agent = Some(agent(who));
+        let out = RunOutput::open(dir).unwrap();
+        out.write_info(&info).unwrap();
+        for id in ids {
+            out.write_instance(&InstanceRow {
+                instance_id: id.to_string(),
+                repo: "o/r".into(),
+                variant: "text".into(),
+                status: STATUS_OK.into(),
+                metrics: vec![1.0; metric_columns().len()],
+                n_calls: 2,
+                agent: Some(AgentStats {
+                    llm_turns: 3,
+                    prompt_tokens: 1000,
+                    completion_tokens: 50,
+                    llm_ms: 700.0,
+                    stop_reason: StopReason::Answered,
+                    ..AgentStats::default()
+                }),
+                ..InstanceRow::default()
+            })
+            .unwrap();
+            let mut t = crate::policy::agent::transcript::Transcript::default();
+            t.push(serde_json::json!({"role": "user", "content": id}));
+            t.write(dir, id, "text").unwrap();
+        }
+    }
+
+    #[test]
+    fn keeps_an_agents_columns_run_json_and_transcripts() {
+        let t = tempfile::tempdir().unwrap();
+        let (a, b) = (t.path().join("a"), t.path().join("b"));
+        agent_shard(&a, s(1, 2), &["i1"], "llama");
+        agent_shard(&b, s(2, 2), &["i2"], "llama");
+        let out = t.path().join("m");
+        let m = merge(&[a, b], &out, false).unwrap();
+        assert_eq!(m.info.agent, Some(agent("llama")));
+        assert_eq!(
+            read_info(&out).unwrap().unwrap().agent,
+            Some(agent("llama"))
+        );
+        let rows = read_instance_rows(&out.join("instances.csv")).unwrap();
+        assert!(
+            rows.iter()
+                .all(|r| r.agent.as_ref().is_some_and(|a| a.prompt_tokens == 1000))
+        );
+        assert_eq!(m.summaries[0].mean_llm_turns, 3.0);
+        for id in ["i1", "i2"] {
+            assert!(
+                out.join("transcripts")
+                    .join(format!("{id}__text.jsonl"))
+                    .is_file()
+            );
+        }
+    }
+
+    #[test]
+    fn refuses_shards_of_different_agents() {
+        let t = tempfile::tempdir().unwrap();
+        let p = |n: &str| t.path().join(n);
+        agent_shard(&p("a"), s(1, 2), &["i1"], "llama");
+        agent_shard(&p("b"), s(2, 2), &["i2"], "gpt");
+        let e = merge(&[p("a"), p("b")], &p("o1"), false).unwrap_err();
+        assert!(
+            e.0.contains("shards of different agents")
+                && e.0.contains("agent llama (model smollm2")
+                && e.0.contains("agent gpt (model smollm2"),
+            "{e}"
+        );
+        shard_run(&p("c"), s(2, 2), &["i2"]);
+        let e = merge(&[p("a"), p("c")], &p("o2"), false).unwrap_err();
+        assert!(e.0.contains("by scripted policies"), "{e}");
+        assert!(!p("o1").exists() && !p("o2").exists());
     }
 
     fn s(i: usize, n: usize) -> Option<Shard> {
