@@ -408,12 +408,21 @@ async fn run_instance(
         if row.status == STATUS_ERROR {
             progress.say(&format!("{label}: {}", row.error));
         }
-        let outcome = format!(
+        let mut outcome = format!(
             "{} in {:.1} s (index {:.1} s)",
             row.status,
             row.wall_ms / 1000.0,
             row.index_ms / 1000.0
         );
+        if let Some(a) = &row.agent {
+            outcome.push_str(&format!(
+                ", {} turn(s), {} tokens, model {:.1} s, {}",
+                a.llm_turns,
+                a.prompt_tokens + a.completion_tokens,
+                a.llm_ms / 1000.0,
+                a.stop_reason.as_str()
+            ));
+        }
         progress.finished(1, &label, &outcome);
     }
     trees.offer(&inst.repo, &inst.instance_id);

@@ -426,9 +426,14 @@ fn asked_calls(message: &Value, turn: usize) -> Vec<AskedCall> {
 }
 
 /// The assistant message as it goes back into the conversation: its text and its tool
-/// calls, each with the id its result will name and its arguments as a string.
+/// calls, each with the id its result will name and its arguments as a string. A
+/// missing or null text goes back as `""`: llama.cpp's server refuses a null content,
+/// and its chat template fails on a missing one, while OpenAI accepts all three.
 fn assistant_echo(message: &Value, calls: &[AskedCall]) -> Value {
-    let content = message.get("content").cloned().unwrap_or(Value::Null);
+    let content = match message.get("content") {
+        Some(Value::String(s)) => Value::String(s.clone()),
+        _ => Value::String(String::new()),
+    };
     let tool_calls: Vec<Value> = calls
         .iter()
         .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.raw_args}}))
