@@ -235,10 +235,17 @@ async fn run_variant(
                 let done = agent
                     .localize(variant, &mut driver, &task, &tools, instructions.as_deref())
                     .await;
-                if let Err(e) = done.transcript.write(&cfg.out, &inst.instance_id, variant.name()) {
+                if let Err(e) = done
+                    .transcript
+                    .write(&cfg.out, &inst.instance_id, variant.name())
+                {
                     row.warnings.push(format!("transcript not written: {e:#}"));
                 }
-                (done.result, driver.records, Some((done.stats, done.unparsed)))
+                (
+                    done.result,
+                    driver.records,
+                    Some((done.stats, done.unparsed)),
+                )
             }
         }
     };

@@ -357,7 +357,11 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 /// At most 300 characters of `text`, for messages.
 fn snippet(text: &str) -> String {
     let t: String = text.chars().take(300).collect();
-    if t.len() < text.len() { format!("{t}…") } else { t }
+    if t.len() < text.len() {
+        format!("{t}…")
+    } else {
+        t
+    }
 }
 
 #[cfg(test)]
@@ -367,19 +371,31 @@ mod tests {
     #[test]
     fn statuses_are_sorted_into_retry_overflow_and_fatal() {
         assert!(classify(200, r#"{"choices":[]}"#, None, "u").is_ok());
-        assert!(matches!(classify(200, "<html>", None, "u"), Err(Attempt::Fatal(_))));
+        assert!(matches!(
+            classify(200, "<html>", None, "u"),
+            Err(Attempt::Fatal(_))
+        ));
         assert!(matches!(
             classify(429, "slow down", Some(Duration::from_secs(3)), "u"),
             Err(Attempt::Retry { after: Some(d), .. }) if d == Duration::from_secs(3)
         ));
-        assert!(matches!(classify(503, "", None, "u"), Err(Attempt::Retry { .. })));
-        let overflow = r#"{"error":{"message":"Requested tokens (9000) exceed context window of 8192"}}"#;
+        assert!(matches!(
+            classify(503, "", None, "u"),
+            Err(Attempt::Retry { .. })
+        ));
+        let overflow =
+            r#"{"error":{"message":"Requested tokens (9000) exceed context window of 8192"}}"#;
         assert!(matches!(
             classify(400, overflow, None, "u"),
             Err(Attempt::Fatal(ChatError::ContextOverflow(_)))
         ));
         assert!(matches!(
-            classify(400, r#"{"error":{"code":"context_length_exceeded"}}"#, None, "u"),
+            classify(
+                400,
+                r#"{"error":{"code":"context_length_exceeded"}}"#,
+                None,
+                "u"
+            ),
             Err(Attempt::Fatal(ChatError::ContextOverflow(_)))
         ));
         assert!(matches!(
@@ -401,7 +417,11 @@ mod tests {
             "prompt_tokens_details": {"cached_tokens": 64}}});
         assert_eq!(
             Usage::from_response(&body),
-            Some(Usage { prompt_tokens: 120, cached_tokens: 64, completion_tokens: 7 })
+            Some(Usage {
+                prompt_tokens: 120,
+                cached_tokens: 64,
+                completion_tokens: 7
+            })
         );
         assert_eq!(Usage::from_response(&serde_json::json!({})), None);
     }
