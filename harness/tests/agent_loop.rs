@@ -148,7 +148,7 @@ fn a_conversation_survives_bad_calls_and_a_flaky_endpoint() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["list_files", "read_file", "grep"]);
+    assert_eq!(names, ["grep", "list_files", "read_file"]);
     assert_eq!(reqs[2]["stream"], false);
 
     let t = transcript(&s, "out");
@@ -214,13 +214,7 @@ fn overflow_no_answer_and_an_answer_without_locations_are_finished_rows() {
 fn a_timeout_is_an_error_row_and_a_down_endpoint_fails_before_the_run() {
     let s = setup();
     let slow = endpoint::start(|_, _| Reply::Hang(Duration::from_secs(5)));
-    let (o, rows) = run_agent(
-        &s,
-        "slow",
-        &slow.base_url,
-        "request_timeout_secs = 1\nmax_retries = 1",
-        &[],
-    );
+    let (o, rows) = run_agent(&s, "slow", &slow.base_url, "request_timeout_secs = 1", &[]);
     assert!(o.status.success(), "the run goes on: {}", stderr(&o));
     assert_eq!(rows[0]["status"], "error");
     assert_eq!(rows[0]["stop_reason"], "llm_timeout");

@@ -72,7 +72,7 @@ pub fn start(script: impl Fn(usize, &Value) -> Reply + Send + Sync + 'static) ->
         for stream in listener.incoming() {
             let Ok(stream) = stream else { continue };
             let (script, seen) = (script.clone(), seen.clone());
-            std::thread::spawn(move || serve(stream, &script, &seen));
+            std::thread::spawn(move || serve(stream, &*script, &seen));
         }
     });
     Endpoint { base_url, requests }
