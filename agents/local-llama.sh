@@ -57,9 +57,12 @@ serve() {
   local gguf
   gguf=$(model)
   # chatml-function-calling: SmolLM2 speaks ChatML; this format turns `tools` into
-  # real tool calls. One request at a time, both cores, an 8k context.
+  # real tool calls. One request at a time, both cores. A 4k context: this format
+  # generates a tool call's arguments without max_tokens (llama-cpp-python 0.3.36), and
+  # a tiny model can pad them with whitespace until the context is full, so the
+  # context bounds such a turn (about a minute here instead of six).
   exec "$py" -m llama_cpp.server --model "$gguf" --model_alias SmolLM2-135M-Instruct \
-    --chat_format chatml-function-calling --n_ctx 8192 --n_threads "$(nproc)" \
+    --chat_format chatml-function-calling --n_ctx 4096 --n_threads "$(nproc)" \
     --host 127.0.0.1 --port "$port"
 }
 
