@@ -168,11 +168,34 @@ fn overflow_no_answer_and_an_answer_without_locations_are_finished_rows() {
                 .into(),
         )
     });
-    let (o, rows) = run_agent(&s, "overflow", &overflow.base_url, "", &[]);
+    let cache = s.work.path().join("overflow-cache");
+    let cache_arg = cache.to_string_lossy().into_owned();
+    let (o, rows) = run_agent(
+        &s,
+        "overflow",
+        &overflow.base_url,
+        "",
+        &["--llm-cache", &cache_arg],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(rows[0]["status"], "ok");
     assert_eq!(rows[0]["stop_reason"], "context_overflow");
     assert_eq!(rows[0]["file_acc_5"], "0.0000");
+    // The overflow was recorded: a replay without the endpoint ends the same way.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (o, rows) = run_agent(
+        &s,
+        "overflow-replay",
+        &format!("http://127.0.0.1:{port}/v1"),
+        "",
+        &["--llm-cache", &cache_arg],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(rows[0]["stop_reason"], "context_overflow");
 
     let chatty = endpoint::start(|_, _| Reply::calls(&[("list_files", "{}")]));
     let (o, rows) = run_agent(&s, "chatty", &chatty.base_url, "max_turns = 3", &[]);

@@ -24,6 +24,8 @@ use super::config::AgentConfig;
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
 /// Longest wait between two attempts, whatever `Retry-After` asks for.
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// Where a cache entry that records a context overflow keeps its message.
+const OVERFLOW_POINTER: &str = "/navbench_error/context_overflow";
 /// How long the pre-run check waits for the endpoint to answer at all.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -177,6 +179,10 @@ impl ChatClient {
         if let (Some(cache), Some(key)) = (&self.cache, &key)
             && let Some(hit) = cache.get(key)
         {
+            // A recorded overflow is the model's answer to this conversation too.
+            if let Some(msg) = hit.body.pointer(OVERFLOW_POINTER).and_then(Value::as_str) {
+                return Err(ChatError::ContextOverflow(msg.to_string()));
+            }
             return Ok(Completion {
                 body: hit.body,
                 latency: Duration::from_secs_f64(hit.latency_ms / 1000.0),
@@ -187,7 +193,23 @@ impl ChatClient {
         if self.replay_only {
             return Err(ChatError::NotCached);
         }
-        let done = self.send_with_retries(request).await?;
+        let done = match self.send_with_retries(request).await {
+            Err(ChatError::ContextOverflow(msg)) => {
+                // Recorded like an answer: it ends the conversation the same way on
+                // replay. Other failures are not recorded, so a rerun retries them.
+                if let (Some(cache), Some(key)) = (&self.cache, &key) {
+                    let entry = CachedResponse {
+                        body: serde_json::json!({"navbench_error": {"context_overflow": msg}}),
+                        latency_ms: 0.0,
+                    };
+                    if let Err(e) = cache.put(key, request, &entry) {
+                        tracing::warn!("cannot write the --llm-cache entry {key}: {e:#}");
+                    }
+                }
+                return Err(ChatError::ContextOverflow(msg));
+            }
+            other => other?,
+        };
         if let (Some(cache), Some(key)) = (&self.cache, &key) {
             let entry = CachedResponse {
                 body: done.body.clone(),
