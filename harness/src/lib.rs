@@ -13,13 +13,17 @@
 //! - [`mcp_client::McpSession`]: a live server child process spoken to over MCP;
 //!   [`policy::Driver`] calls its tools for a policy and keeps a
 //!   [`policy::CallRecord`] of each call's cost.
+//! - [`policy::agent::Agent`]: an LLM behind an OpenAI-compatible endpoint that plays
+//!   the agent instead of a variant's scripted policy (`run --agent`), with the same
+//!   tools, records and scores ([`run_config::Policy`] chooses).
 //! - [`output::InstanceRow`]: one (instance, variant) result as `instances.csv` holds
 //!   it; [`run_dir::Run`] is a finished run directory read back.
 //!
 //! # Data flow of `navbench run` ([`pipeline`])
 //! dataset → checkout ([`checkout`]) → gold ([`gold`], with [`patch`] parsing and
 //! applying unified diffs by LocAgent's rules) → for each variant: its server
-//! ([`mcp_client`]) + its policy ([`variants`], helpers in [`policy`]) → metrics
+//! ([`mcp_client`]) + its policy ([`variants`]' scripted ones, helpers in [`policy`]; or
+//! an LLM, [`policy::agent`]) → metrics
 //! ([`metrics`]: Acc@k, recall, NDCG, MAP; [`tokens`] counts response and schema
 //! tokens) → output ([`output`]: `calls.csv`, `instances.csv`, `summary.csv`, appended
 //! as the run goes). [`shard`] picks a stable slice for `run --shard I/N`; [`cli`] is

@@ -235,10 +235,17 @@ async fn run_variant(
                 let done = agent
                     .localize(variant, &mut driver, &task, &tools, instructions.as_deref())
                     .await;
-                if let Err(e) = done.transcript.write(&cfg.out, &inst.instance_id, variant.name()) {
+                if let Err(e) = done
+                    .transcript
+                    .write(&cfg.out, &inst.instance_id, variant.name())
+                {
                     row.warnings.push(format!("transcript not written: {e:#}"));
                 }
-                (done.result, driver.records, Some((done.stats, done.unparsed)))
+                (
+                    done.result,
+                    driver.records,
+                    Some((done.stats, done.unparsed)),
+                )
             }
         }
     };
@@ -408,12 +415,21 @@ async fn run_instance(
         if row.status == STATUS_ERROR {
             progress.say(&format!("{label}: {}", row.error));
         }
-        let outcome = format!(
+        let mut outcome = format!(
             "{} in {:.1} s (index {:.1} s)",
             row.status,
             row.wall_ms / 1000.0,
             row.index_ms / 1000.0
         );
+        if let Some(a) = &row.agent {
+            outcome.push_str(&format!(
+                ", {} turn(s), {} tokens, model {:.1} s, {}",
+                a.llm_turns,
+                a.prompt_tokens + a.completion_tokens,
+                a.llm_ms / 1000.0,
+                a.stop_reason.as_str()
+            ));
+        }
         progress.finished(1, &label, &outcome);
     }
     trees.offer(&inst.repo, &inst.instance_id);

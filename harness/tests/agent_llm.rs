@@ -90,25 +90,44 @@ fn check_pair(dir: &Path, row: &HashMap<String, String>) {
     assert!(!turns.is_empty(), "{id} × {variant}: no model turn");
     assert_eq!(turns.len().to_string(), row["llm_turns"]);
     // Real turns: answered by the endpoint, in measurable time.
-    assert!(turns.iter().all(|l| l["cached"] == false && l["llm_ms"].as_f64().unwrap() > 0.0));
+    assert!(
+        turns
+            .iter()
+            .all(|l| l["cached"] == false && l["llm_ms"].as_f64().unwrap() > 0.0)
+    );
     // prompt_tokens is the sum of the server's own usage.
     assert_eq!(row["tokens_estimated"], "false", "{row:?}");
-    let prompt: u64 = turns.iter().map(|l| l["usage"]["prompt_tokens"].as_u64().unwrap()).sum();
+    let prompt: u64 = turns
+        .iter()
+        .map(|l| l["usage"]["prompt_tokens"].as_u64().unwrap())
+        .sum();
     assert_eq!(prompt.to_string(), row["prompt_tokens"]);
     // Every tool call the model made is in calls.csv, after the variant's setup calls.
     let asked: Vec<String> = turns
         .iter()
-        .flat_map(|l| l["message"]["tool_calls"].as_array().cloned().unwrap_or_default())
+        .flat_map(|l| {
+            l["message"]["tool_calls"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
         .map(|c| c["function"]["name"].as_str().unwrap_or("").to_string())
         .collect();
     let recorded = calls_of(dir, id, variant);
     let setup = usize::from(variant == "codegraph");
-    assert_eq!(recorded.len(), setup + asked.len(), "{id} × {variant}: {recorded:?} vs {asked:?}");
+    assert_eq!(
+        recorded.len(),
+        setup + asked.len(),
+        "{id} × {variant}: {recorded:?} vs {asked:?}"
+    );
     let recorded_tools: Vec<&str> = recorded[setup..].iter().map(|(t, _)| t.as_str()).collect();
     assert_eq!(recorded_tools, asked);
     // The score is the parsed answer's: its files are the predicted files.
     if row["stop_reason"] == "answered" {
-        let parsed = t.iter().find_map(|l| l["parsed"].as_array().cloned()).unwrap_or_default();
+        let parsed = t
+            .iter()
+            .find_map(|l| l["parsed"].as_array().cloned())
+            .unwrap_or_default();
         let mut files: Vec<String> = Vec::new();
         for p in parsed.iter().filter_map(Value::as_str) {
             let f = p.split(':').next().unwrap().to_string();
@@ -117,7 +136,11 @@ fn check_pair(dir: &Path, row: &HashMap<String, String>) {
             }
         }
         assert_eq!(files.join(";"), row["pred_files"], "{row:?}");
-        let expect = if files.is_empty() { "answer_unparsed" } else { "ok" };
+        let expect = if files.is_empty() {
+            "answer_unparsed"
+        } else {
+            "ok"
+        };
         assert_eq!(row["status"], expect);
     }
 }
@@ -137,21 +160,53 @@ fn a_real_model_plays_the_agent_and_replays_from_the_cache() {
     }
 
     // No endpoint now: a request would fail, so identical rows prove none was made.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let again = run(work.path(), "replay", &format!("http://127.0.0.1:{port}/v1"));
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let again = run(
+        work.path(),
+        "replay",
+        &format!("http://127.0.0.1:{port}/v1"),
+    );
     let err = String::from_utf8_lossy(&again.stderr);
     assert!(again.status.success(), "{err}");
     assert!(err.contains("replaying from the --llm-cache only"), "{err}");
     let replay = work.path().join("replay");
     let rows2 = read_csv(&replay.join("instances.csv"));
-    let stable = ["instance_id", "variant", "status", "pred_files", "pred_modules", "pred_functions", "file_acc_5", "function_acc_10", "n_calls", "llm_turns", "prompt_tokens", "completion_tokens", "llm_ms", "stop_reason"];
+    let stable = [
+        "instance_id",
+        "variant",
+        "status",
+        "pred_files",
+        "pred_modules",
+        "pred_functions",
+        "file_acc_5",
+        "function_acc_10",
+        "n_calls",
+        "llm_turns",
+        "prompt_tokens",
+        "completion_tokens",
+        "llm_ms",
+        "stop_reason",
+    ];
     let key = |r: &HashMap<String, String>| (r["instance_id"].clone(), r["variant"].clone());
-    let mut a: Vec<_> = rows.iter().map(|r| (key(r), stable.map(|c| r[c].clone()))).collect();
-    let mut b: Vec<_> = rows2.iter().map(|r| (key(r), stable.map(|c| r[c].clone()))).collect();
+    let mut a: Vec<_> = rows
+        .iter()
+        .map(|r| (key(r), stable.map(|c| r[c].clone())))
+        .collect();
+    let mut b: Vec<_> = rows2
+        .iter()
+        .map(|r| (key(r), stable.map(|c| r[c].clone())))
+        .collect();
     a.sort();
     b.sort();
     assert_eq!(a, b);
     for r in &rows {
-        assert_eq!(calls_of(&live, &r["instance_id"], &r["variant"]), calls_of(&replay, &r["instance_id"], &r["variant"]));
+        assert_eq!(
+            calls_of(&live, &r["instance_id"], &r["variant"]),
+            calls_of(&replay, &r["instance_id"], &r["variant"])
+        );
     }
 }

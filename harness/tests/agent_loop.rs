@@ -18,7 +18,13 @@ use common::endpoint::{self, Reply, agent_file, turns_so_far};
 use common::repo::{Setup, instance, read_csv, setup};
 
 /// Runs the text variant on one instance with the agent at `base_url`.
-fn run_agent(s: &Setup, out: &str, base_url: &str, extra_toml: &str, extra: &[&str]) -> (std::process::Output, Vec<HashMap<String, String>>) {
+fn run_agent(
+    s: &Setup,
+    out: &str,
+    base_url: &str,
+    extra_toml: &str,
+    extra: &[&str],
+) -> (std::process::Output, Vec<HashMap<String, String>>) {
     let ds = s.write_dataset(&[instance("acme__shop-1", &s.commit)]);
     let agent = agent_file(s.work.path(), base_url, extra_toml);
     let mut args = vec!["--variants", "text", "--agent"];
@@ -27,7 +33,11 @@ fn run_agent(s: &Setup, out: &str, base_url: &str, extra_toml: &str, extra: &[&s
     args.extend_from_slice(extra);
     let o = s.run(&ds, out, &args);
     let rows_path = s.work.path().join(out).join("instances.csv");
-    let rows = if rows_path.exists() { read_csv(&rows_path) } else { Vec::new() };
+    let rows = if rows_path.exists() {
+        read_csv(&rows_path)
+    } else {
+        Vec::new()
+    };
     (o, rows)
 }
 
@@ -36,7 +46,11 @@ fn stderr(o: &std::process::Output) -> String {
 }
 
 fn transcript(s: &Setup, out: &str) -> Vec<Value> {
-    let p = s.work.path().join(out).join("transcripts/acme__shop-1__text.jsonl");
+    let p = s
+        .work
+        .path()
+        .join(out)
+        .join("transcripts/acme__shop-1__text.jsonl");
     std::fs::read_to_string(&p)
         .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
         .lines()
@@ -51,14 +65,20 @@ fn transcript(s: &Setup, out: &str) -> Vec<Value> {
 fn a_conversation_survives_bad_calls_and_a_flaky_endpoint() {
     let s = setup();
     let ep = endpoint::start(|n, body| match (n, turns_so_far(body)) {
-        (0, _) => Reply::Http(429, vec![("Retry-After".into(), "0".into())], "slow down".into()),
+        (0, _) => Reply::Http(
+            429,
+            vec![("Retry-After".into(), "0".into())],
+            "slow down".into(),
+        ),
         (1, _) => Reply::Http(503, Vec::new(), "overloaded".into()),
         (_, 0) => Reply::calls(&[("grep", r#"{"pattern": "#), ("nosuch", "{}")]),
         (_, 1) => Reply::calls(&[
             ("read_file", r#"{"path": "shop/missing.py"}"#),
             ("grep", r#"{"pattern": "total_price"}"#),
         ]),
-        _ => Reply::answer("The fix goes here:\n1. `shop/store.py:Store.total_price`\n- shop/report.py:report\n"),
+        _ => Reply::answer(
+            "The fix goes here:\n1. `shop/store.py:Store.total_price`\n- shop/report.py:report\n",
+        ),
     });
     let (o, rows) = run_agent(&s, "out", &ep.base_url, "", &[]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -68,30 +88,67 @@ fn a_conversation_survives_bad_calls_and_a_flaky_endpoint() {
     assert_eq!(r["stop_reason"], "answered");
     assert_eq!(r["llm_turns"], "3");
     // Usage as the endpoint gave it: 3 turns of 100 + 10.
-    assert_eq!((r["prompt_tokens"].as_str(), r["completion_tokens"].as_str()), ("300", "30"));
+    assert_eq!(
+        (r["prompt_tokens"].as_str(), r["completion_tokens"].as_str()),
+        ("300", "30")
+    );
     assert_eq!(r["tokens_estimated"], "false");
     assert_eq!(r["file_acc_1"], "1.0000", "{r:?}");
     assert_eq!(r["function_acc_5"], "1.0000", "{r:?}");
-    assert_eq!(r["pred_functions"], "shop/store.py:Store.total_price;shop/report.py:report");
+    assert_eq!(
+        r["pred_functions"],
+        "shop/store.py:Store.total_price;shop/report.py:report"
+    );
 
     // Every call the model asked for is in calls.csv, the refused ones as errors.
     let calls = read_csv(&s.work.path().join("out/calls.csv"));
-    let seen: Vec<(&str, &str)> = calls.iter().map(|c| (c["tool"].as_str(), c["is_error"].as_str())).collect();
-    assert_eq!(seen, [("grep", "true"), ("nosuch", "true"), ("read_file", "true"), ("grep", "false")]);
-    assert!(calls[0]["error"].contains("not a JSON object"), "{:?}", calls[0]);
-    assert!(calls[1]["error"].contains("unknown tool 'nosuch'"), "{:?}", calls[1]);
+    let seen: Vec<(&str, &str)> = calls
+        .iter()
+        .map(|c| (c["tool"].as_str(), c["is_error"].as_str()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("grep", "true"),
+            ("nosuch", "true"),
+            ("read_file", "true"),
+            ("grep", "false")
+        ]
+    );
+    assert!(
+        calls[0]["error"].contains("not a JSON object"),
+        "{:?}",
+        calls[0]
+    );
+    assert!(
+        calls[1]["error"].contains("unknown tool 'nosuch'"),
+        "{:?}",
+        calls[1]
+    );
     assert_eq!(r["n_calls"], "4");
 
     // The model was told what went wrong, and could correct it.
     let reqs = ep.requests.lock().unwrap();
     assert_eq!(reqs.len(), 5, "429 and 503 retried, then three turns");
     let second_turn = reqs[3]["messages"].as_array().unwrap();
-    let tool_msgs: Vec<&str> = second_turn.iter().filter(|m| m["role"] == "tool").map(|m| m["content"].as_str().unwrap()).collect();
-    assert!(tool_msgs[0].contains("call it again with a JSON object"), "{tool_msgs:?}");
+    let tool_msgs: Vec<&str> = second_turn
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert!(
+        tool_msgs[0].contains("call it again with a JSON object"),
+        "{tool_msgs:?}"
+    );
     assert!(tool_msgs[1].contains("call one of"), "{tool_msgs:?}");
     // The text server's tools are offered verbatim.
-    let names: Vec<&str> = reqs[2]["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["list_files", "read_file", "grep"]);
+    let names: Vec<&str> = reqs[2]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["grep", "list_files", "read_file"]);
     assert_eq!(reqs[2]["stream"], false);
 
     let t = transcript(&s, "out");
@@ -104,13 +161,41 @@ fn a_conversation_survives_bad_calls_and_a_flaky_endpoint() {
 fn overflow_no_answer_and_an_answer_without_locations_are_finished_rows() {
     let s = setup();
     let overflow = endpoint::start(|_, _| {
-        Reply::Http(400, Vec::new(), r#"{"error":{"message":"Requested tokens (9000) exceed context window of 8192"}}"#.into())
+        Reply::Http(
+            400,
+            Vec::new(),
+            r#"{"error":{"message":"Requested tokens (9000) exceed context window of 8192"}}"#
+                .into(),
+        )
     });
-    let (o, rows) = run_agent(&s, "overflow", &overflow.base_url, "", &[]);
+    let cache = s.work.path().join("overflow-cache");
+    let cache_arg = cache.to_string_lossy().into_owned();
+    let (o, rows) = run_agent(
+        &s,
+        "overflow",
+        &overflow.base_url,
+        "",
+        &["--llm-cache", &cache_arg],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(rows[0]["status"], "ok");
     assert_eq!(rows[0]["stop_reason"], "context_overflow");
     assert_eq!(rows[0]["file_acc_5"], "0.0000");
+    // The overflow was recorded: a replay without the endpoint ends the same way.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (o, rows) = run_agent(
+        &s,
+        "overflow-replay",
+        &format!("http://127.0.0.1:{port}/v1"),
+        "",
+        &["--llm-cache", &cache_arg],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(rows[0]["stop_reason"], "context_overflow");
 
     let chatty = endpoint::start(|_, _| Reply::calls(&[("list_files", "{}")]));
     let (o, rows) = run_agent(&s, "chatty", &chatty.base_url, "max_turns = 3", &[]);
@@ -122,9 +207,17 @@ fn overflow_no_answer_and_an_answer_without_locations_are_finished_rows() {
     let budget = endpoint::start(|_, _| Reply::calls(&[("list_files", "{}")]));
     let (_, rows) = run_agent(&s, "budget", &budget.base_url, "token_budget = 200", &[]);
     assert_eq!(rows[0]["stop_reason"], "token_budget");
-    assert_eq!(rows[0]["llm_turns"], "2", "110 tokens a turn: the budget is spent after two");
+    assert_eq!(
+        rows[0]["llm_turns"], "2",
+        "110 tokens a turn: the budget is spent after two"
+    );
 
-    let vague = endpoint::start(|_, _| Reply::message(serde_json::json!({"role": "assistant", "content": "It is somewhere in the store module, I think."}), None));
+    let vague = endpoint::start(|_, _| {
+        Reply::message(
+            serde_json::json!({"role": "assistant", "content": "It is somewhere in the store module, I think."}),
+            None,
+        )
+    });
     let (o, rows) = run_agent(&s, "vague", &vague.base_url, "", &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(rows[0]["status"], "answer_unparsed");
@@ -133,21 +226,33 @@ fn overflow_no_answer_and_an_answer_without_locations_are_finished_rows() {
     assert_eq!(rows[0]["tokens_estimated"], "true");
     assert!(rows[0]["prompt_tokens"].parse::<u64>().unwrap() > 100);
     let t = transcript(&s, "vague");
-    assert!(t.iter().any(|l| l["answer"].as_str().is_some_and(|a| a.contains("store module"))));
+    assert!(t.iter().any(|l| {
+        l["answer"]
+            .as_str()
+            .is_some_and(|a| a.contains("store module"))
+    }));
 }
 
 #[test]
 fn a_timeout_is_an_error_row_and_a_down_endpoint_fails_before_the_run() {
     let s = setup();
     let slow = endpoint::start(|_, _| Reply::Hang(Duration::from_secs(5)));
-    let (o, rows) = run_agent(&s, "slow", &slow.base_url, "request_timeout_secs = 1\nmax_retries = 1", &[]);
+    let (o, rows) = run_agent(&s, "slow", &slow.base_url, "request_timeout_secs = 1", &[]);
     assert!(o.status.success(), "the run goes on: {}", stderr(&o));
     assert_eq!(rows[0]["status"], "error");
     assert_eq!(rows[0]["stop_reason"], "llm_timeout");
-    assert!(rows[0]["error"].contains("did not answer within"), "{:?}", rows[0]);
+    assert!(
+        rows[0]["error"].contains("did not answer within"),
+        "{:?}",
+        rows[0]
+    );
 
     // Nothing listens there: refused before any instance runs, naming the URL.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let down = format!("http://127.0.0.1:{port}/v1");
     let (o, rows) = run_agent(&s, "down", &down, "", &[]);
     assert!(!o.status.success());
@@ -156,7 +261,20 @@ fn a_timeout_is_an_error_row_and_a_down_endpoint_fails_before_the_run() {
 }
 
 /// The columns that are the run's results, not its timing.
-const STABLE: [&str; 12] = ["instance_id", "variant", "status", "file_acc_1", "function_acc_10", "n_calls", "pred_functions", "llm_turns", "prompt_tokens", "completion_tokens", "llm_ms", "stop_reason"];
+const STABLE: [&str; 12] = [
+    "instance_id",
+    "variant",
+    "status",
+    "file_acc_1",
+    "function_acc_10",
+    "n_calls",
+    "pred_functions",
+    "llm_turns",
+    "prompt_tokens",
+    "completion_tokens",
+    "llm_ms",
+    "stop_reason",
+];
 
 #[test]
 fn a_recorded_run_replays_from_the_cache_without_the_endpoint() {
@@ -172,15 +290,38 @@ fn a_recorded_run_replays_from_the_cache_without_the_endpoint() {
     assert_eq!(ep.requests.lock().unwrap().len(), 2);
 
     // The endpoint is gone: every request is answered from the cache.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let (o, again) = run_agent(&s, "replay", &format!("http://127.0.0.1:{port}/v1"), "", &["--llm-cache", &cache_arg]);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (o, again) = run_agent(
+        &s,
+        "replay",
+        &format!("http://127.0.0.1:{port}/v1"),
+        "",
+        &["--llm-cache", &cache_arg],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("replaying from the --llm-cache only"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("replaying from the --llm-cache only"),
+        "{}",
+        stderr(&o)
+    );
     for col in STABLE {
         assert_eq!(first[0][col], again[0][col], "{col}");
     }
-    let calls = |d: &str| read_csv(&s.work.path().join(d).join("calls.csv")).into_iter().map(|c| (c["tool"].clone(), c["args"].clone())).collect::<Vec<_>>();
+    let calls = |d: &str| {
+        read_csv(&s.work.path().join(d).join("calls.csv"))
+            .into_iter()
+            .map(|c| (c["tool"].clone(), c["args"].clone()))
+            .collect::<Vec<_>>()
+    };
     assert_eq!(calls("rec"), calls("replay"));
     let t = transcript(&s, "replay");
-    assert!(t.iter().filter(|l| l["role"] == "assistant").all(|l| l["cached"] == true));
+    assert!(
+        t.iter()
+            .filter(|l| l["role"] == "assistant")
+            .all(|l| l["cached"] == true)
+    );
 }

@@ -4,11 +4,10 @@
 //!
 //! Needs every binary built (`cargo test --workspace` does it).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 mod common;
 
-use common::navbench;
 use common::repo::{instance, read_csv, setup};
 
 #[test]

@@ -105,4 +105,3 @@ pub fn read_csv(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
         })
         .collect()
 }
-

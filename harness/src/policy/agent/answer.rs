@@ -75,9 +75,7 @@ pub fn to_locations(named: &[Named], workdir: &Path) -> Locations {
         let Some(qual) = &n.qualname else { continue };
         let ids = index.answer_ids_of(workdir, &n.path, qual);
         let first = qual.split('.').next().unwrap_or(qual);
-        let module = ids
-            .module
-            .unwrap_or_else(|| format!("{}:{first}", n.path));
+        let module = ids.module.unwrap_or_else(|| format!("{}:{first}", n.path));
         push_unique(&mut loc.modules, module);
         // An entity the tree does not have is kept as named: the scorer simply finds
         // no gold there, and the answer's order is not disturbed.
@@ -122,7 +120,10 @@ mod tests {
 
     #[test]
     fn absolute_paths_under_the_tree_are_made_relative() {
-        let named = parse_lines("/w/t/pkg/a.py:f\n./pkg/b.py\n../etc/passwd\n", Path::new("/w/t"));
+        let named = parse_lines(
+            "/w/t/pkg/a.py:f\n./pkg/b.py\n../etc/passwd\n",
+            Path::new("/w/t"),
+        );
         let paths: Vec<&str> = named.iter().map(|n| n.path.as_str()).collect();
         assert_eq!(paths, ["pkg/a.py", "pkg/b.py"]);
     }
@@ -138,7 +139,11 @@ mod tests {
         assert_eq!(loc.files, ["pkg/money.py", "pkg/other.py"]);
         assert_eq!(
             loc.modules,
-            ["pkg/money.py:Money", "pkg/money.py:parse", "pkg/other.py:Gone"]
+            [
+                "pkg/money.py:Money",
+                "pkg/money.py:parse",
+                "pkg/other.py:Gone"
+            ]
         );
         assert_eq!(
             loc.functions,

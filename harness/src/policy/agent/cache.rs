@@ -55,10 +55,7 @@ impl LlmCache {
     pub fn key(&self, request: &Value) -> String {
         let mut canonical = String::new();
         write_canonical(request, &mut canonical);
-        format!(
-            "{:032x}",
-            xxhash_rust::xxh3::xxh3_128(canonical.as_bytes())
-        )
+        format!("{:032x}", xxhash_rust::xxh3::xxh3_128(canonical.as_bytes()))
     }
 
     fn path(&self, key: &str) -> PathBuf {

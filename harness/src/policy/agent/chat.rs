@@ -24,6 +24,8 @@ use super::config::AgentConfig;
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
 /// Longest wait between two attempts, whatever `Retry-After` asks for.
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// Where a cache entry that records a context overflow keeps its message.
+const OVERFLOW_POINTER: &str = "/navbench_error/context_overflow";
 /// How long the pre-run check waits for the endpoint to answer at all.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -177,6 +179,10 @@ impl ChatClient {
         if let (Some(cache), Some(key)) = (&self.cache, &key)
             && let Some(hit) = cache.get(key)
         {
+            // A recorded overflow is the model's answer to this conversation too.
+            if let Some(msg) = hit.body.pointer(OVERFLOW_POINTER).and_then(Value::as_str) {
+                return Err(ChatError::ContextOverflow(msg.to_string()));
+            }
             return Ok(Completion {
                 body: hit.body,
                 latency: Duration::from_secs_f64(hit.latency_ms / 1000.0),
@@ -187,7 +193,23 @@ impl ChatClient {
         if self.replay_only {
             return Err(ChatError::NotCached);
         }
-        let done = self.send_with_retries(request).await?;
+        let done = match self.send_with_retries(request).await {
+            Err(ChatError::ContextOverflow(msg)) => {
+                // Recorded like an answer: it ends the conversation the same way on
+                // replay. Other failures are not recorded, so a rerun retries them.
+                if let (Some(cache), Some(key)) = (&self.cache, &key) {
+                    let entry = CachedResponse {
+                        body: serde_json::json!({"navbench_error": {"context_overflow": msg}}),
+                        latency_ms: 0.0,
+                    };
+                    if let Err(e) = cache.put(key, request, &entry) {
+                        tracing::warn!("cannot write the --llm-cache entry {key}: {e:#}");
+                    }
+                }
+                return Err(ChatError::ContextOverflow(msg));
+            }
+            other => other?,
+        };
         if let (Some(cache), Some(key)) = (&self.cache, &key) {
             let entry = CachedResponse {
                 body: done.body.clone(),
@@ -357,7 +379,11 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 /// At most 300 characters of `text`, for messages.
 fn snippet(text: &str) -> String {
     let t: String = text.chars().take(300).collect();
-    if t.len() < text.len() { format!("{t}…") } else { t }
+    if t.len() < text.len() {
+        format!("{t}…")
+    } else {
+        t
+    }
 }
 
 #[cfg(test)]
@@ -367,19 +393,31 @@ mod tests {
     #[test]
     fn statuses_are_sorted_into_retry_overflow_and_fatal() {
         assert!(classify(200, r#"{"choices":[]}"#, None, "u").is_ok());
-        assert!(matches!(classify(200, "<html>", None, "u"), Err(Attempt::Fatal(_))));
+        assert!(matches!(
+            classify(200, "<html>", None, "u"),
+            Err(Attempt::Fatal(_))
+        ));
         assert!(matches!(
             classify(429, "slow down", Some(Duration::from_secs(3)), "u"),
             Err(Attempt::Retry { after: Some(d), .. }) if d == Duration::from_secs(3)
         ));
-        assert!(matches!(classify(503, "", None, "u"), Err(Attempt::Retry { .. })));
-        let overflow = r#"{"error":{"message":"Requested tokens (9000) exceed context window of 8192"}}"#;
+        assert!(matches!(
+            classify(503, "", None, "u"),
+            Err(Attempt::Retry { .. })
+        ));
+        let overflow =
+            r#"{"error":{"message":"Requested tokens (9000) exceed context window of 8192"}}"#;
         assert!(matches!(
             classify(400, overflow, None, "u"),
             Err(Attempt::Fatal(ChatError::ContextOverflow(_)))
         ));
         assert!(matches!(
-            classify(400, r#"{"error":{"code":"context_length_exceeded"}}"#, None, "u"),
+            classify(
+                400,
+                r#"{"error":{"code":"context_length_exceeded"}}"#,
+                None,
+                "u"
+            ),
             Err(Attempt::Fatal(ChatError::ContextOverflow(_)))
         ));
         assert!(matches!(
@@ -401,7 +439,11 @@ mod tests {
             "prompt_tokens_details": {"cached_tokens": 64}}});
         assert_eq!(
             Usage::from_response(&body),
-            Some(Usage { prompt_tokens: 120, cached_tokens: 64, completion_tokens: 7 })
+            Some(Usage {
+                prompt_tokens: 120,
+                cached_tokens: 64,
+                completion_tokens: 7
+            })
         );
         assert_eq!(Usage::from_response(&serde_json::json!({})), None);
     }

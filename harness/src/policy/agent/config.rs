@@ -391,7 +391,10 @@ output = 0.6
         let c = AgentConfig::parse(GOOD, Path::new("agents/tiny.toml")).unwrap();
         assert_eq!(c.name, "tiny");
         assert_eq!(c.base_url, "http://127.0.0.1:8080/v1");
-        assert_eq!(c.completions_url(), "http://127.0.0.1:8080/v1/chat/completions");
+        assert_eq!(
+            c.completions_url(),
+            "http://127.0.0.1:8080/v1/chat/completions"
+        );
         assert_eq!(c.max_turns, 6);
         assert_eq!(c.token_budget, 30_000);
         assert_eq!(c.seed, Some(7));
@@ -417,15 +420,38 @@ output = 0.6
     #[test]
     fn refusals_name_the_line_and_what_to_write() {
         let cases = [
-            ("base_url = \"127.0.0.1:8080\"\nmodel = \"m\"\n", "a.toml:1:", "http(s) URL"),
-            ("base_url = \"http://h/v1\"\nmodel = \"m\"\nmax_turns = 0\n", "a.toml:3:", "at least 1"),
-            ("base_url = \"http://h/v1\"\nmodel = \"m\"\napi_key_env = \"sk-123\"\n", "a.toml:3:", "never the key"),
-            ("base_url = \"http://h/v1\"\nmodel = \"m\"\ntemprature = 1\n", "a.toml:3:", "unknown field"),
+            (
+                "base_url = \"127.0.0.1:8080\"\nmodel = \"m\"\n",
+                "a.toml:1:",
+                "http(s) URL",
+            ),
+            (
+                "base_url = \"http://h/v1\"\nmodel = \"m\"\nmax_turns = 0\n",
+                "a.toml:3:",
+                "at least 1",
+            ),
+            (
+                "base_url = \"http://h/v1\"\nmodel = \"m\"\napi_key_env = \"sk-123\"\n",
+                "a.toml:3:",
+                "never the key",
+            ),
+            (
+                "base_url = \"http://h/v1\"\nmodel = \"m\"\ntemprature = 1\n",
+                "a.toml:3:",
+                "unknown field",
+            ),
             ("base_url = \"http://h/v1\"\n", "a.toml:1:", "model"),
-            ("base_url = \"http://h/v1\"\nmodel = \"m\"\n[prices]\ninput = -1\noutput = 1\n", "a.toml:3:", "negative"),
+            (
+                "base_url = \"http://h/v1\"\nmodel = \"m\"\n[prices]\ninput = -1\noutput = 1\n",
+                "a.toml:3:",
+                "negative",
+            ),
         ];
         for (text, at, what) in cases {
-            let e = format!("{:#}", AgentConfig::parse(text, Path::new("a.toml")).unwrap_err());
+            let e = format!(
+                "{:#}",
+                AgentConfig::parse(text, Path::new("a.toml")).unwrap_err()
+            );
             assert!(e.starts_with(at), "{e}");
             assert!(e.contains(what), "{e}");
         }

@@ -282,9 +282,11 @@ impl Agent {
                 stats.completion_tokens,
             )
         });
-        transcript.push(json!({"role": "navbench", "stop_reason": stats.stop_reason.as_str(),
+        transcript.push(
+            json!({"role": "navbench", "stop_reason": stats.stop_reason.as_str(),
             "llm_turns": stats.llm_turns, "prompt_tokens": stats.prompt_tokens,
-            "completion_tokens": stats.completion_tokens}));
+            "completion_tokens": stats.completion_tokens}),
+        );
         AgentOutcome {
             result,
             unparsed,
@@ -394,7 +396,11 @@ fn asked_calls(message: &Value, turn: usize) -> Vec<AskedCall> {
         .enumerate()
         .map(|(i, c)| {
             let f = c.get("function").cloned().unwrap_or(Value::Null);
-            let name = f.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+            let name = f
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
             let (raw_args, args) = match f.get("arguments") {
                 Some(Value::String(s)) if s.trim().is_empty() => (s.clone(), Ok(json!({}))),
                 Some(Value::String(s)) => (
@@ -426,9 +432,14 @@ fn asked_calls(message: &Value, turn: usize) -> Vec<AskedCall> {
 }
 
 /// The assistant message as it goes back into the conversation: its text and its tool
-/// calls, each with the id its result will name and its arguments as a string.
+/// calls, each with the id its result will name and its arguments as a string. A
+/// missing or null text goes back as `""`: llama.cpp's server refuses a null content,
+/// and its chat template fails on a missing one, while OpenAI accepts all three.
 fn assistant_echo(message: &Value, calls: &[AskedCall]) -> Value {
-    let content = message.get("content").cloned().unwrap_or(Value::Null);
+    let content = match message.get("content") {
+        Some(Value::String(s)) => Value::String(s.clone()),
+        _ => Value::String(String::new()),
+    };
     let tool_calls: Vec<Value> = calls
         .iter()
         .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.raw_args}}))
@@ -450,4 +461,3 @@ fn kind(v: &Value) -> &'static str {
         Value::Object(_) => "an object",
     }
 }
-

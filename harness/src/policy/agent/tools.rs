@@ -59,8 +59,10 @@ mod tests {
 
     #[test]
     fn tools_are_offered_verbatim() {
-        let schema: rmcp::model::JsonObject =
-            serde_json::from_value(json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]})).unwrap();
+        let schema: rmcp::model::JsonObject = serde_json::from_value(
+            json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}),
+        )
+        .unwrap();
         let t = Tool::new("grep", "Search files", Arc::new(schema.clone()));
         let f = function_tools(&[t]);
         assert_eq!(

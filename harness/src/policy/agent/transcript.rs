@@ -26,7 +26,12 @@ impl Transcript {
 
     /// Writes the transcript of `instance_id` × `variant` under `run_dir`, replacing
     /// an earlier attempt's; returns its path.
-    pub fn write(&self, run_dir: &Path, instance_id: &str, variant: &str) -> anyhow::Result<PathBuf> {
+    pub fn write(
+        &self,
+        run_dir: &Path,
+        instance_id: &str,
+        variant: &str,
+    ) -> anyhow::Result<PathBuf> {
         let dir = run_dir.join("transcripts");
         std::fs::create_dir_all(&dir)
             .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
