@@ -106,10 +106,8 @@ fn model_cost_changes(v: &str, ran: &[(&str, &Pair)], th: &Thresholds, cmp: &mut
     if both.is_empty() {
         let _ = writeln!(
             cmp.text,
-            "   model costs: not compared ({} of {} baseline and {} new row(s) are an agent's; the rest scripted)",
-            b_agent,
-            ran.len(),
-            n_agent
+            "   model costs: not compared (an agent's rows: {b_agent} of {n} in the baseline, {n_agent} of {n} in the new run; no instance has one on both sides)",
+            n = ran.len()
         );
         return;
     }

@@ -245,15 +245,11 @@ fn agent_cost_section(out: &mut String, stats: &Stats) {
     if mine.is_empty() {
         return;
     }
+    out.push_str("## Agent cost per variant\n\n");
     out.push_str(
-        "## Agent cost per variant
-
-",
-    );
-    out.push_str(
-        "Per instance over the instances where the agent ran: mean [95% interval]; median;          95th percentile. Tokens are the endpoint's counts (cached tokens are part of the          prompt tokens); llm ms is the model's time, tool ms the servers'.
-
-",
+        "Per instance over the instances where the agent ran: mean [95% interval]; median; \
+         95th percentile. Tokens are the endpoint's counts (cached tokens are part of the \
+         prompt tokens); llm ms is the model's time, tool ms the servers'.\n\n",
     );
     let mut header = vec!["per instance".to_string()];
     header.extend(mine.iter().map(|v| v.variant.clone()));
@@ -296,11 +292,7 @@ fn agent_cost_section(out: &mut String, stats: &Stats) {
     rows.push(n);
     table(out, &header, &rows);
     if !priced {
-        out.push_str(
-            "No cost: the agent file gives no `[prices]`.
-
-",
-        );
+        out.push_str("No cost: the agent file gives no `[prices]`.\n\n");
     }
     stop_reason_table(out, &mine);
 }
@@ -391,10 +383,8 @@ fn tool_help_section(out: &mut String, stats: &Stats) {
         ToolHelp::NotOneAgent(runs) => {
             let _ = writeln!(
                 out,
-                "## Does the tool help the agent?
-
-Not answered here: the runs were not all played by one agent ({}),                  so a variant against `text` would compare players as well as tools.
-",
+                "## Does the tool help the agent?\n\nNot answered here: the runs were not all played by \
+                 one agent ({}), so a variant against `text` would compare players as well as tools.\n",
                 runs.join("; ")
             );
             return;
@@ -402,25 +392,22 @@ Not answered here: the runs were not all played by one agent ({}),              
         ToolHelp::NoReference(a) => {
             let _ = writeln!(
                 out,
-                "## Does the tool help the agent?
-
-No `text` variant in these runs of {}: nothing to measure the tools against                  (run `navbench run --agent … --variants text,…`).
-",
+                "## Does the tool help the agent?\n\nNo `text` variant in these runs of {}: nothing to \
+                 measure the tools against (run `navbench run --agent … --variants text,…`).\n",
                 agent::describe(Some(a))
             );
             return;
         }
         ToolHelp::Rows(a, rows) => (agent::describe(Some(a)), rows),
     };
-    out.push_str(
-        "## Does the tool help the agent?
-
-",
-    );
+    out.push_str("## Does the tool help the agent?\n\n");
     let _ = writeln!(
         out,
-        "Played by {who}. Each variant against `text` (the same agent with list, read and grep only)          on the instances both scored: accuracy in percent, text → variant, the difference in points          with its paired-bootstrap interval and the exact McNemar p; then the variant's cost per instance          over text's on the same instances (tokens: prompt + completion; wall ms includes start-up and indexing).
-"
+        "Played by {who}. Each variant against `text` (the same agent with list, read and grep \
+         only) on the instances both scored: accuracy in percent, text → variant, the difference \
+         in points with its paired-bootstrap interval and the exact McNemar p; then the variant's \
+         cost per instance over text's on the same instances (tokens: prompt + completion; wall \
+         ms includes start-up and indexing).\n"
     );
     let mut header = vec!["variant".to_string(), "n".to_string()];
     header.extend(agent::HELP_METRICS.iter().map(|m| pretty_metric(m)));
@@ -441,18 +428,9 @@ No `text` variant in these runs of {}: nothing to measure the tools against     
         })
         .collect();
     if verdicts.is_empty() {
-        out.push_str(
-            "No difference from `text` is significant at p < 0.05.
-
-",
-        );
+        out.push_str("No difference from `text` is significant at p < 0.05.\n\n");
     } else {
-        let _ = writeln!(
-            out,
-            "Significant at p < 0.05: {}.
-",
-            verdicts.join("; ")
-        );
+        let _ = writeln!(out, "Significant at p < 0.05: {}.\n", verdicts.join("; "));
     }
 }
 
