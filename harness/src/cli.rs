@@ -40,6 +40,9 @@ pub enum Command {
     Merge(MergeArgs),
     /// Print the MCP client configuration that launches each variant's server.
     McpConfig(McpConfigArgs),
+    /// Serve a variant's server to any MCP client through a proxy that records every
+    /// call in calls.csv (stdio, or Streamable HTTP with --http).
+    Proxy(ProxyArgs),
     /// Build datasets.
     #[command(subcommand)]
     Dataset(DatasetCommand),
@@ -152,6 +155,59 @@ pub struct RunArgs {
     /// record it otherwise; a rerun replays the run without the endpoint.
     #[arg(long, value_name = "DIR", requires = "agent")]
     pub llm_cache: Option<PathBuf>,
+    /// An external agent plays every variant: this shell command runs per instance ×
+    /// variant with {prompt_file}, {mcp_config}, {mcp_url}, {root}, … filled in, its
+    /// tools behind a recording proxy, its answer read from stdout (README: "External
+    /// agents").
+    #[arg(long, value_name = "TEMPLATE", conflicts_with = "agent")]
+    pub agent_cmd: Option<String>,
+    /// With --agent-cmd: seconds the command may run before it is killed with
+    /// everything it started (the row is then an error).
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 1800.0,
+        requires = "agent_cmd"
+    )]
+    pub agent_timeout: f64,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ProxyArgs {
+    /// The variant whose server is behind the proxy.
+    #[arg(long)]
+    pub variant: String,
+    /// The directory the server serves.
+    #[arg(long)]
+    pub root: PathBuf,
+    /// Directory receiving calls.csv (created; appended to when it exists).
+    #[arg(long, value_name = "DIR")]
+    pub record: PathBuf,
+    /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio (port 0: a free port,
+    /// printed on stderr).
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+    /// With --http: allow binding a non-loopback address.
+    #[arg(long, requires = "http")]
+    pub allow_remote: bool,
+    /// The instance_id column of the recorded rows [default: the root's directory name].
+    #[arg(long, value_name = "ID")]
+    pub instance_id: Option<String>,
+    /// Tokenizer for response tokens: cl100k_base or o200k_base.
+    #[arg(long, default_value = "cl100k_base")]
+    pub tokenizer: Tokenizer,
+    /// Per-call timeout in seconds (also bounds server start-up).
+    #[arg(long, default_value_t = 120.0)]
+    pub timeout: f64,
+    /// Timeout in seconds of the variant's indexing calls.
+    #[arg(long, default_value_t = 3600.0)]
+    pub index_timeout: f64,
+    /// Directory holding the server binaries [default: next to navbench].
+    #[arg(long)]
+    pub server_dir: Option<PathBuf>,
+    /// Cache handed to servers that keep indexes [default: as for `run`].
+    #[arg(long)]
+    pub cache: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -291,6 +347,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Compare(a) => compare_command(a).await,
         Command::Merge(a) => Ok(merge_command(a)),
         Command::McpConfig(a) => mcp_config_command(a),
+        Command::Proxy(a) => proxy_command(a).await,
         Command::Dataset(DatasetCommand::FromGit(a)) => {
             let opts = crate::dataset_from_git::FromGitOptions {
                 since: a.since,
@@ -337,9 +394,15 @@ async fn run_command(a: RunArgs) -> anyhow::Result<i32> {
     let out = a.out.unwrap_or_else(|| {
         PathBuf::from("results").join(chrono::Utc::now().format("%Y%m%d-%H%M%S").to_string())
     });
-    let policy = match &a.agent {
-        None => pipeline::Policy::Scripted,
-        Some(spec) => {
+    let policy = match (&a.agent, &a.agent_cmd) {
+        (None, None) => pipeline::Policy::Scripted,
+        (_, Some(template)) => {
+            let timeout = positive_secs("--agent-timeout", a.agent_timeout)?;
+            pipeline::Policy::Command(std::sync::Arc::new(crate::agent_cmd::AgentCommand::new(
+                template, timeout,
+            )?))
+        }
+        (Some(spec), None) => {
             use crate::policy::agent::{Agent, AgentConfig, LlmCache, config};
             let cfg = AgentConfig::load(&config::locate(spec)?)?;
             let cache = a.llm_cache.as_deref().map(LlmCache::open).transpose()?;
@@ -367,6 +430,32 @@ async fn run_command(a: RunArgs) -> anyhow::Result<i32> {
     let sums = pipeline::run(cfg).await?;
     println!("{}", crate::output::format_table(&sums));
     println!("results: {}", out.display());
+    Ok(0)
+}
+
+/// `secs` as a duration, refused unless positive and finite.
+fn positive_secs(flag: &str, secs: f64) -> anyhow::Result<Duration> {
+    if !(secs > 0.0 && secs.is_finite()) {
+        anyhow::bail!("{flag} must be a positive number of seconds, got {secs}");
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+async fn proxy_command(a: ProxyArgs) -> anyhow::Result<i32> {
+    let opts = crate::proxy::command::ProxyOptions {
+        call_timeout: positive_secs("--timeout", a.timeout)?,
+        index_timeout: positive_secs("--index-timeout", a.index_timeout)?,
+        variant: a.variant,
+        root: a.root,
+        record: a.record,
+        http: a.http,
+        allow_remote: a.allow_remote,
+        instance_id: a.instance_id,
+        server_dir: a.server_dir,
+        cache: a.cache.unwrap_or_else(default_cache),
+        tokenizer: a.tokenizer,
+    };
+    crate::proxy::command::run(opts).await?;
     Ok(0)
 }
 

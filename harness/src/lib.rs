@@ -37,6 +37,12 @@
 //! that launches the same servers for a real agent. [`dataset_from_git`] turns a
 //! repository's history into a dataset (`navbench dataset from-git`).
 //!
+//! External agents (Claude Code, Codex CLI, Gemini CLI, any MCP client) are measured
+//! through [`proxy`], an MCP server that forwards every call to a variant's server and
+//! records it as the harness records its own calls: `navbench proxy` for an agent run
+//! by hand, and [`agent_cmd`] (`navbench run --agent-cmd`) for one the run starts on
+//! every instance × variant.
+//!
 //! The harness never links a server crate: servers are separate processes reached only
 //! over MCP.
 //!
@@ -63,6 +69,7 @@
 //! assert_eq!(spec.args, ["--root", "/tmp/tree"]);
 //! ```
 
+pub mod agent_cmd;
 pub mod agreement;
 pub mod checkout;
 pub mod cli;
@@ -80,6 +87,7 @@ pub mod patch;
 pub mod phases;
 pub mod pipeline;
 pub mod policy;
+pub mod proxy;
 pub mod report;
 pub mod run_config;
 pub mod run_dir;

@@ -156,6 +156,9 @@ pub struct RunInfo {
     /// The LLM agent that played every variant (`--agent`); absent: scripted policies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<crate::policy::agent::config::AgentInfo>,
+    /// The external agent's command that played every variant (`--agent-cmd`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_cmd: Option<crate::agent_cmd::template::AgentCommandInfo>,
 }
 
 /// Reads `run.json` from a run directory; `None` when the file is absent.

@@ -17,6 +17,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 
+use crate::agent_cmd;
 use crate::checkout::RepoCache;
 use crate::dataset::{Dataset, Instance, Locations};
 use crate::gold;
@@ -28,10 +29,12 @@ use crate::output::{
     STATUS_OK,
 };
 use crate::phases::{PhaseTotals, Phases};
+use crate::policy::agent::AgentStats;
 use crate::policy::{CallRecord, Driver, Task};
+use crate::proxy;
 use crate::run_progress::RunProgress;
 use crate::shard::dataset_fingerprint;
-use crate::variants::{self, ReadyVariant};
+use crate::variants::{self, ReadyVariant, Variant};
 
 pub use crate::run_config::{Policy, RunConfig};
 
@@ -195,7 +198,7 @@ async fn run_variant(
         ..InstanceRow::default()
     };
     let spec = variant.server_spec(rv.binary.clone(), &prep.workdir, &cfg.cache, &rv.prepared);
-    let mut session = match McpSession::start(&spec, cfg.call_timeout).await {
+    let session = match McpSession::start(&spec, cfg.call_timeout).await {
         Ok(s) => s,
         Err(e) => {
             row.status = STATUS_ERROR.into();
@@ -218,54 +221,37 @@ async fn run_variant(
         instance: inst,
         workdir: &prep.workdir,
     };
-    let (tools, instructions) = (
-        session.tools().to_vec(),
-        session.server_instructions().map(String::from),
-    );
     let t_policy = Instant::now();
-    let (result, records, agent) = {
-        let mut driver = Driver::new(&mut session, cfg.tokenizer)
-            .with_setup_timeout(variant.setup_tools(), cfg.index_timeout);
-        match &cfg.policy {
-            Policy::Scripted => {
-                let r = variant.localize(&mut driver, &task).await;
-                (r, driver.records, None)
-            }
-            Policy::Agent(agent) => {
-                let done = agent
-                    .localize(variant, &mut driver, &task, &tools, instructions.as_deref())
-                    .await;
-                if let Err(e) = done
-                    .transcript
-                    .write(&cfg.out, &inst.instance_id, variant.name())
-                {
-                    row.warnings.push(format!("transcript not written: {e:#}"));
-                }
-                (
-                    done.result,
-                    driver.records,
-                    Some((done.stats, done.unparsed)),
-                )
-            }
-        }
-    };
+    let Played {
+        result,
+        records,
+        session,
+        unparsed,
+        stats,
+        warnings,
+    } = play(cfg, variant, session, &task).await;
     let policy_ms = ms(t_policy);
     let t_score = Instant::now();
     // A server that crashed, hung or broke the protocol fails the row, whatever the
     // policy made of the calls that failed.
-    let died = session.failure().map(String::from);
-    session.shutdown().await;
+    let died = session.as_ref().and_then(|s| s.failure().map(String::from));
+    if let Some(session) = session {
+        session.shutdown().await;
+    }
     if let Some(dir) = variant.per_tree_state(&prep.workdir, &cfg.cache) {
         drop_tree_state(dir).await;
     }
+    row.warnings.extend(warnings);
     let pred = settle_status(&mut row, result, &records, died);
-    if let Some((stats, unparsed)) = agent {
-        if unparsed && row.status == STATUS_OK {
-            row.status = STATUS_ANSWER_UNPARSED.into();
-            row.error = "the answer named no location (its text is in the transcript)".into();
+    if unparsed && row.status == STATUS_OK {
+        row.status = STATUS_ANSWER_UNPARSED.into();
+        row.error = match cfg.policy {
+            Policy::Command(_) => "the command's output named no location (kept in agent-cmd/)",
+            _ => "the answer named no location (its text is in the transcript)",
         }
-        row.agent = Some(stats);
+        .into();
     }
+    row.agent = stats;
     row.metrics = score_all(&prep.gold, &pred).unwrap_or_default();
     account_calls(&mut row, &records, variant.setup_tools(), policy_ms);
     row.pred_files = pred.files;
@@ -274,6 +260,83 @@ async fn run_variant(
     row.phases.score_ms = ms(t_score);
     row.wall_ms = ms(wall);
     (row, records)
+}
+
+/// What a policy made of one pair.
+struct Played {
+    result: anyhow::Result<Locations>,
+    records: Vec<CallRecord>,
+    /// The server's session, still to be shut down (after the policy's time is taken).
+    session: Option<McpSession>,
+    /// An agent answered, but named no location.
+    unparsed: bool,
+    stats: Option<AgentStats>,
+    warnings: Vec<String>,
+}
+
+/// Lets the run's policy localize `task` on `session`: the scripted policy, the LLM
+/// agent, or an external command through the recording proxy.
+async fn play(
+    cfg: &RunConfig,
+    variant: &'static dyn Variant,
+    mut session: McpSession,
+    task: &Task<'_>,
+) -> Played {
+    let settings = proxy::Settings {
+        tokenizer: cfg.tokenizer,
+        setup_tools: variant.setup_tools(),
+        index_timeout: cfg.index_timeout,
+    };
+    if let Policy::Command(cmd) = &cfg.policy {
+        let pair = agent_cmd::Pair {
+            variant,
+            task,
+            run_dir: &cfg.out,
+            settings,
+        };
+        let done = agent_cmd::play(cmd, session, pair).await;
+        return Played {
+            result: done.result,
+            records: done.records,
+            session: done.session,
+            unparsed: done.unparsed,
+            stats: None,
+            warnings: Vec::new(),
+        };
+    }
+    let (tools, instructions) = (
+        session.tools().to_vec(),
+        session.server_instructions().map(String::from),
+    );
+    let mut warnings = Vec::new();
+    let mut driver = Driver::new(&mut session, cfg.tokenizer)
+        .with_setup_timeout(settings.setup_tools, settings.index_timeout);
+    let (result, agent) = match &cfg.policy {
+        Policy::Agent(agent) => {
+            let done = agent
+                .localize(variant, &mut driver, task, &tools, instructions.as_deref())
+                .await;
+            let (id, name) = (&task.instance.instance_id, variant.name());
+            if let Err(e) = done.transcript.write(&cfg.out, id, name) {
+                warnings.push(format!("transcript not written: {e:#}"));
+            }
+            (done.result, Some((done.stats, done.unparsed)))
+        }
+        Policy::Scripted | Policy::Command(_) => (variant.localize(&mut driver, task).await, None),
+    };
+    let records = std::mem::take(&mut driver.records);
+    let (stats, unparsed) = match agent {
+        Some((stats, unparsed)) => (Some(stats), unparsed),
+        None => (None, false),
+    };
+    Played {
+        result,
+        records,
+        session: Some(session),
+        unparsed,
+        stats,
+        warnings,
+    }
 }
 
 /// The row's status and error from the policy's result, a timed-out call and a server
@@ -589,8 +652,12 @@ pub async fn run(mut cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummar
         phases: None,
         wall_ms: None,
         agent: match &cfg.policy {
-            Policy::Scripted => None,
             Policy::Agent(a) => Some(a.cfg.info()),
+            Policy::Scripted | Policy::Command(_) => None,
+        },
+        agent_cmd: match &cfg.policy {
+            Policy::Command(c) => Some(c.info()),
+            Policy::Scripted | Policy::Agent(_) => None,
         },
     };
     out.write_info(&info)?;

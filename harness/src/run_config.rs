@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::agent_cmd::template::AgentCommand;
 use crate::policy::agent::Agent;
 use crate::shard::Shard;
 use crate::tokens::Tokenizer;
@@ -33,7 +34,8 @@ pub struct RunConfig {
     pub policy: Policy,
 }
 
-/// Who plays the agent: each variant's scripted policy, or an LLM ([`Agent`]).
+/// Who plays the agent: each variant's scripted policy, an LLM ([`Agent`]), or an
+/// external agent's command behind the recording proxy ([`AgentCommand`]).
 #[derive(Debug, Clone, Default)]
 pub enum Policy {
     /// The variant's own scripted policy (`crate::variants`).
@@ -41,4 +43,7 @@ pub enum Policy {
     Scripted,
     /// `--agent FILE.toml`: a model behind an OpenAI-compatible endpoint, connected.
     Agent(Arc<Agent>),
+    /// `--agent-cmd TEMPLATE`: any agent's command, through the recording proxy
+    /// (`crate::agent_cmd`).
+    Command(Arc<AgentCommand>),
 }

@@ -1,6 +1,8 @@
 //! The server's child process: spawned as the leader of a process group of its own,
 //! its output copied into a bounded tail for error messages, signalled and reaped as a
-//! group, so nothing it starts outlives the session.
+//! group, so nothing it starts outlives the session. The process-group helpers also
+//! serve an external agent's command (`crate::agent_cmd`), which must not outlive its
+//! pair either.
 
 use std::collections::VecDeque;
 use std::process::Stdio;
@@ -178,7 +180,7 @@ pub(super) async fn wait_or_kill(child: &mut Child, grace: Duration) -> String {
 /// Starts the server as the leader of a process group of its own, so that
 /// [`kill_group`] reaches whatever it spawns, and (on Linux) asks the kernel to kill
 /// it if the harness dies, so a SIGKILLed run leaves no server behind.
-fn own_process_group(cmd: &mut Command) {
+pub(crate) fn own_process_group(cmd: &mut Command) {
     #[cfg(unix)]
     cmd.process_group(0);
     #[cfg(target_os = "linux")]
@@ -204,12 +206,12 @@ pub(super) fn kill_group(pid: Option<u32>) {
 
 /// The signals sent to a server's process group.
 #[derive(Clone, Copy)]
-pub(super) enum Signal {
+pub(crate) enum Signal {
     Term,
     Kill,
 }
 
-pub(super) fn signal_group(pid: Option<u32>, signal: Signal) {
+pub(crate) fn signal_group(pid: Option<u32>, signal: Signal) {
     #[cfg(unix)]
     if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok())
         && pid > 0

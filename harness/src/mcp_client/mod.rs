@@ -55,6 +55,7 @@ mod session;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub(crate) use child::{Signal, own_process_group, signal_group};
 pub use launch::{ServerSpec, Transport, locate_server_binary};
 pub use outcome::CallOutcome;
 pub use session::McpSession;

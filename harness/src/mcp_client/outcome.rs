@@ -1,7 +1,10 @@
-//! [`CallOutcome`]: what one tool call gave, whatever happened.
+//! [`CallOutcome`]: what one tool call gave, whatever happened, with the raw result
+//! or JSON-RPC error kept beside the digest (text, error flag, size), so that a proxy
+//! (`crate::proxy`) can pass the server's answer on verbatim.
 
 use std::time::Duration;
 
+use rmcp::ErrorData;
 use rmcp::model::CallToolResult;
 
 /// The result of one tool call, whatever happened.
@@ -21,6 +24,10 @@ pub struct CallOutcome {
     /// Size of the result serialized as JSON (the `result` member of the response);
     /// 0 when there was no result.
     pub response_bytes: usize,
+    /// The server's result as it came, when it answered with one.
+    pub result: Option<CallToolResult>,
+    /// The server's JSON-RPC error as it came, when it answered with one.
+    pub rpc_error: Option<ErrorData>,
 }
 
 impl CallOutcome {
@@ -32,10 +39,25 @@ impl CallOutcome {
             error: Some(message),
             latency,
             response_bytes: 0,
+            result: None,
+            rpc_error: None,
         }
     }
 
-    pub(super) fn from_result(result: &CallToolResult, latency: Duration) -> CallOutcome {
+    /// A call the server answered with a JSON-RPC error: a failure that keeps it.
+    pub(super) fn rpc_failure(tool: &str, e: ErrorData, latency: Duration) -> CallOutcome {
+        let mut out = CallOutcome::failure(
+            format!(
+                "server answered tools/call '{tool}' with JSON-RPC error {}: {}",
+                e.code.0, e.message
+            ),
+            latency,
+        );
+        out.rpc_error = Some(e);
+        out
+    }
+
+    pub(super) fn from_result(result: CallToolResult, latency: Duration) -> CallOutcome {
         let text = result
             .content
             .iter()
@@ -55,8 +77,10 @@ impl CallOutcome {
             is_error,
             error,
             latency,
-            response_bytes: serde_json::to_vec(result).map_or(0, |v| v.len()),
+            response_bytes: serde_json::to_vec(&result).map_or(0, |v| v.len()),
             text,
+            result: Some(result),
+            rpc_error: None,
         }
     }
 }

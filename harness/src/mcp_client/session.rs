@@ -307,14 +307,8 @@ impl McpSession {
         };
         let latency = started.elapsed();
         match response {
-            Ok(Ok(result)) => CallOutcome::from_result(&result, latency),
-            Ok(Err(ServiceError::McpError(e))) => CallOutcome::failure(
-                format!(
-                    "server answered tools/call '{tool}' with JSON-RPC error {}: {}",
-                    e.code.0, e.message
-                ),
-                latency,
-            ),
+            Ok(Ok(result)) => CallOutcome::from_result(result, latency),
+            Ok(Err(ServiceError::McpError(e))) => CallOutcome::rpc_failure(tool, e, latency),
             Ok(Err(e)) => {
                 let status = match self.child.as_mut() {
                     Some(child) => wait_or_kill(child, FAILURE_GRACE).await,
