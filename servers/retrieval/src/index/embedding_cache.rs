@@ -1,15 +1,36 @@
 //! The embedding cache: vectors by content hash, persisted per model, so re-indexing
 //! embeds only chunks whose text changed; optionally shared across processes and trees
 //! through pack files (one writer per file, so writers never touch each other's).
+//!
+//! Both `embeddings-<model>.bin` and the `*.pack` files are records files of the
+//! shared frame ([`navbench_server_support::frame::RecordWriter`]): one record per
+//! vector (content hash, then the vector), each with its own checksum, so a flipped
+//! bit drops that vector alone, which is then computed again, instead of serving a
+//! wrong vector or throwing away hours of MiniLM work. Files of the first format
+//! (`NBEMB001`: no checksums) are still read; a cache file is rewritten in the checked
+//! format the next time it is saved, a pack is left as it is (packs are never
+//! rewritten).
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufReader, BufWriter, Read};
 use std::path::{Path, PathBuf};
 
-use super::{CACHE_MAGIC, IndexError, io_err};
+use navbench_server_support::frame::{RecordReader, RecordWriter};
+
+use super::{IndexError, io_err};
 use crate::chunk::Chunk;
 use crate::encoder::TextEncoder;
+
+/// Magic of the checked format (records files of the shared frame).
+const MAGIC: &[u8; 8] = b"NBEMBREC";
+/// Version of the checked format.
+const VERSION: u32 = 1;
+/// Magic of the first, unchecked format: magic, dimension (u64), then (hash, vector)
+/// pairs with no checksum.
+const LEGACY_MAGIC: &[u8; 8] = b"NBEMB001";
+/// Bytes of a record's key (the xxh3-128 content hash).
+const KEY_LEN: usize = 16;
 
 /// Content hash → vector, persisted per model.
 #[derive(Default)]
@@ -18,60 +39,130 @@ pub(super) struct EmbeddingCache {
     pub(super) map: HashMap<u128, Box<[f32]>>,
 }
 
+/// What loading a file found besides its vectors.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Loaded {
+    /// Vectors dropped because their checksum failed (or cut short at the end).
+    pub(super) damaged: usize,
+    /// The file was of the first, unchecked format.
+    pub(super) legacy: bool,
+}
+
+fn vector_of(bytes: &[u8]) -> Box<[f32]> {
+    bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
+
+fn key_of(bytes: &[u8]) -> u128 {
+    let mut key = [0u8; KEY_LEN];
+    key.copy_from_slice(&bytes[..KEY_LEN]);
+    u128::from_le_bytes(key)
+}
+
 impl EmbeddingCache {
     pub(super) fn path(dir: &Path, model_id: &str) -> PathBuf {
         let short: String = model_id.chars().take(16).collect();
         dir.join(format!("embeddings-{short}.bin"))
     }
 
-    /// Loads the cache; a missing or unreadable file gives an empty cache.
+    /// Loads the cache; a missing or unreadable file gives an empty cache, a damaged
+    /// vector is left out (see [`EmbeddingCache::load_checked`]).
     pub(super) fn load(path: &Path, dim: usize) -> EmbeddingCache {
+        EmbeddingCache::load_checked(path, dim).0
+    }
+
+    /// Loads the cache and says what was damaged. A file of another dimension (or
+    /// model) gives an empty cache.
+    pub(super) fn load_checked(path: &Path, dim: usize) -> (EmbeddingCache, Loaded) {
         let mut cache = EmbeddingCache {
             dim,
             map: HashMap::new(),
         };
+        let mut loaded = Loaded::default();
         let Ok(f) = fs::File::open(path) else {
-            return cache;
+            return (cache, loaded);
         };
         let mut r = BufReader::new(f);
-        let mut head = [0u8; 16];
-        if r.read_exact(&mut head).is_err() || &head[..8] != CACHE_MAGIC {
+        let mut magic = [0u8; 8];
+        if r.read_exact(&mut magic).is_err() {
             tracing::warn!(path = %path.display(), "embedding cache unreadable; starting empty");
-            return cache;
+            return (cache, loaded);
         }
-        let file_dim = u64::from_le_bytes(head[8..16].try_into().unwrap_or([0; 8])) as usize;
-        if file_dim != dim {
-            return cache;
+        if &magic == LEGACY_MAGIC {
+            loaded.legacy = true;
+            cache.read_legacy(r);
+            return (cache, loaded);
         }
-        let mut key = [0u8; 16];
-        let mut buf = vec![0u8; dim * 4];
-        while r.read_exact(&mut key).is_ok() && r.read_exact(&mut buf).is_ok() {
-            let v: Box<[f32]> = buf
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect();
-            cache.map.insert(u128::from_le_bytes(key), v);
+        let mut records = match RecordReader::new((&magic[..]).chain(r), MAGIC, VERSION) {
+            Ok(records) => records,
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "embedding cache unreadable; starting empty");
+                return (cache, loaded);
+            }
+        };
+        if records.record_len() != KEY_LEN + 4 * dim {
+            // Vectors of another dimension: another model's, of no use here.
+            return (cache, loaded);
         }
-        cache
+        while let Some(record) = records.next_record() {
+            match record {
+                Ok(bytes) => {
+                    cache
+                        .map
+                        .insert(key_of(bytes), vector_of(&bytes[KEY_LEN..]));
+                }
+                Err(_) => loaded.damaged += 1,
+            }
+        }
+        if loaded.damaged > 0 {
+            tracing::warn!(
+                path = %path.display(),
+                damaged = loaded.damaged,
+                "damaged vectors in the embedding cache (checksum mismatch or cut short) were dropped; they are computed again"
+            );
+        }
+        (cache, loaded)
     }
 
+    /// The rest of a first-format file after its magic: the dimension, then pairs.
+    fn read_legacy(&mut self, mut r: impl Read) {
+        let mut dim = [0u8; 8];
+        if r.read_exact(&mut dim).is_err() || u64::from_le_bytes(dim) != self.dim as u64 {
+            return;
+        }
+        let mut buf = vec![0u8; KEY_LEN + self.dim * 4];
+        while r.read_exact(&mut buf).is_ok() {
+            self.map.insert(key_of(&buf), vector_of(&buf[KEY_LEN..]));
+        }
+    }
+
+    /// Writes the cache in the checked format, atomically (a temporary file of this
+    /// process, renamed over `path`).
     pub(super) fn save(&self, path: &Path) -> Result<(), IndexError> {
-        let tmp = path.with_extension("bin.tmp");
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = path.with_file_name(format!("{name}.{}.tmp", std::process::id()));
         {
             let f = fs::File::create(&tmp).map_err(io_err(&tmp))?;
-            let mut w = BufWriter::new(f);
-            let mut write = |b: &[u8]| w.write_all(b).map_err(io_err(&tmp));
-            write(CACHE_MAGIC)?;
-            write(&(self.dim as u64).to_le_bytes())?;
+            let mut w =
+                RecordWriter::new(BufWriter::new(f), MAGIC, VERSION, KEY_LEN + 4 * self.dim)
+                    .map_err(io_err(&tmp))?;
             let mut keys: Vec<&u128> = self.map.keys().collect();
             keys.sort();
+            let mut record = Vec::with_capacity(KEY_LEN + 4 * self.dim);
             for k in keys {
-                write(&k.to_le_bytes())?;
+                record.clear();
+                record.extend_from_slice(&k.to_le_bytes());
                 for x in self.map[k].iter() {
-                    write(&x.to_le_bytes())?;
+                    record.extend_from_slice(&x.to_le_bytes());
                 }
+                w.write(&record).map_err(io_err(&tmp))?;
             }
-            w.flush().map_err(io_err(&tmp))?;
+            w.finish().map_err(io_err(&tmp))?;
         }
         fs::rename(&tmp, path).map_err(io_err(path))
     }
@@ -93,7 +184,8 @@ impl EmbeddingCache {
     }
 
     /// Adds the vectors of every pack in `dir` (see [`crate::model::Embedder::with_shared_cache`]);
-    /// unreadable packs are skipped with a warning, never trusted half-read.
+    /// unreadable packs are skipped with a warning, damaged vectors left out, never
+    /// trusted.
     pub(super) fn add_shared(&mut self, dir: &Path) {
         let Ok(entries) = fs::read_dir(dir) else {
             return;
@@ -105,7 +197,14 @@ impl EmbeddingCache {
             .collect();
         packs.sort();
         for pack in packs {
-            let loaded = EmbeddingCache::load(&pack, self.dim);
+            let (loaded, report) = EmbeddingCache::load_checked(&pack, self.dim);
+            if report.damaged > 0 {
+                // Rewritten without the damaged vectors (atomically; a pack's content
+                // never changes otherwise), so the damage is reported once.
+                if let Err(e) = loaded.save(&pack) {
+                    tracing::warn!(pack = %pack.display(), error = %e, "cannot rewrite a damaged pack");
+                }
+            }
             for (k, v) in loaded.map {
                 self.map.entry(k).or_insert(v);
             }
@@ -154,4 +253,107 @@ pub(super) fn embed_text(c: &Chunk) -> String {
 
 pub(super) fn content_hash(text: &str) -> u128 {
     xxhash_rust::xxh3::xxh3_128(text.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use navbench_server_support::frame::{HEADER_LEN, RECORD_CHECKSUM_LEN};
+
+    fn sample() -> EmbeddingCache {
+        let map = (1u128..=3)
+            .map(|k| {
+                (
+                    k << 64 | k,
+                    (0..4).map(|i| k as f32 + i as f32 / 8.0).collect(),
+                )
+            })
+            .collect();
+        EmbeddingCache { dim: 4, map }
+    }
+
+    /// Offset of byte `at` of record `i` (0-based) in a checked file of `sample()`.
+    fn record_byte(i: usize, at: usize) -> usize {
+        HEADER_LEN + i * (KEY_LEN + 16 + RECORD_CHECKSUM_LEN) + at
+    }
+
+    #[test]
+    fn a_flipped_bit_drops_that_vector_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("embeddings-x.bin");
+        let cache = sample();
+        cache.save(&path).unwrap();
+        let (back, report) = EmbeddingCache::load_checked(&path, 4);
+        assert_eq!(report, Loaded::default());
+        assert_eq!(back.map, cache.map);
+        // One bit of the second vector's third float.
+        let mut bytes = fs::read(&path).unwrap();
+        bytes[record_byte(1, KEY_LEN + 9)] ^= 0x04;
+        fs::write(&path, &bytes).unwrap();
+        let (back, report) = EmbeddingCache::load_checked(&path, 4);
+        assert_eq!(report.damaged, 1);
+        let mut expected = cache.map.clone();
+        expected.remove(&(2u128 << 64 | 2));
+        assert_eq!(back.map, expected);
+        // A file of another dimension holds nothing for this one.
+        assert!(EmbeddingCache::load(&path, 8).map.is_empty());
+    }
+
+    #[test]
+    fn the_first_format_still_reads_and_is_saved_checked() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("embeddings-x.bin");
+        let cache = sample();
+        // The first format, as it was written: magic, dimension, (hash, vector) pairs.
+        let mut old = LEGACY_MAGIC.to_vec();
+        old.extend_from_slice(&4u64.to_le_bytes());
+        let mut keys: Vec<&u128> = cache.map.keys().collect();
+        keys.sort();
+        for k in keys {
+            old.extend_from_slice(&k.to_le_bytes());
+            for x in cache.map[k].iter() {
+                old.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+        fs::write(&path, &old).unwrap();
+        let (back, report) = EmbeddingCache::load_checked(&path, 4);
+        assert!(report.legacy);
+        assert_eq!(back.map, cache.map);
+        assert!(EmbeddingCache::load(&path, 8).map.is_empty());
+        back.save(&path).unwrap();
+        assert_eq!(&fs::read(&path).unwrap()[..8], MAGIC);
+        let (again, report) = EmbeddingCache::load_checked(&path, 4);
+        assert_eq!(report, Loaded::default());
+        assert_eq!(again.map, cache.map);
+    }
+
+    #[test]
+    fn a_damaged_pack_loses_that_vector_and_is_repaired() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cache = sample();
+        let keys: Vec<u128> = cache.map.keys().copied().collect();
+        cache.write_pack(tmp.path(), &keys).unwrap();
+        let pack = fs::read_dir(tmp.path())
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let mut bytes = fs::read(&pack).unwrap();
+        // The first record's checksum.
+        bytes[record_byte(0, KEY_LEN + 16 + 2)] ^= 0x80;
+        fs::write(&pack, &bytes).unwrap();
+        let mut shared = EmbeddingCache {
+            dim: 4,
+            map: HashMap::new(),
+        };
+        shared.add_shared(tmp.path());
+        assert_eq!(shared.map.len(), 2);
+        assert!(!shared.map.contains_key(&(1u128 << 64 | 1)));
+        let (repaired, report) = EmbeddingCache::load_checked(&pack, 4);
+        assert_eq!(report, Loaded::default());
+        assert_eq!(repaired.map, shared.map);
+        // No temporary file is left beside the packs.
+        assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 1);
+    }
 }

@@ -5,7 +5,9 @@
 //! chunks and writes everything into a directory:
 //! - `chunks.json`: the chunks, the [`FileFilter`] and the model id;
 //! - `embeddings-<model>.bin`: the embedding cache, content hash → vector, so a rebuild
-//!   (a new commit of the same repository) only embeds chunks whose text changed;
+//!   (a new commit of the same repository) only embeds chunks whose text changed; each
+//!   vector is checksummed, and one that fails is computed again (by
+//!   [`RepoIndex::open`] too);
 //! - `tantivy/`: the BM25 index (chunk text, qualified name and path).
 //!
 //! Search ([`RepoIndex::search`]) scores every chunk by cosine similarity against the
@@ -48,7 +50,6 @@ pub const STATIC_VECTOR_WEIGHT: f32 = 0.5;
 /// Files larger than this are not indexed (generated data, vendored bundles).
 pub const MAX_FILE_BYTES: u64 = 1_000_000;
 const STORE_VERSION: u32 = 1;
-const CACHE_MAGIC: &[u8; 8] = b"NBEMB001";
 /// Candidates taken from each ranking before fusion (at least).
 const MIN_CANDIDATES: usize = 100;
 /// Chunks embedded per call (progress is reported, and new vectors shared, between
@@ -398,7 +399,8 @@ impl RepoIndex {
 
     /// Reloads an index persisted by [`RepoIndex::build`]. A missing, corrupt or
     /// inconsistent store, or one made with another model, is [`IndexError::Corrupt`]
-    /// (the caller rebuilds).
+    /// (the caller rebuilds). Vectors missing from the embedding cache (a damaged one
+    /// was dropped on load) are computed again and the cache saved.
     pub fn open(dir: &Path, embedder: &dyn TextEncoder) -> Result<RepoIndex, IndexError> {
         let corrupt = |reason: String| IndexError::Corrupt {
             dir: dir.to_path_buf(),
@@ -465,8 +467,21 @@ impl RepoIndex {
             reader,
             fields,
         };
+        let missing = store
+            .chunks
+            .iter()
+            .filter(|c| !idx.cache.map.contains_key(&content_hash(&embed_text(c))))
+            .count();
+        if missing > 0 {
+            tracing::warn!(dir = %dir.display(), missing, "vectors missing from the embedding cache; computing them again");
+            idx.embed_missing(&store.chunks, embedder, None)?;
+        }
         idx.set_chunks(store.chunks)
             .map_err(|_| corrupt("embedding cache lacks vectors for some chunks".into()))?;
+        if missing > 0 {
+            idx.cache
+                .save(&EmbeddingCache::path(&idx.dir, &idx.model_id))?;
+        }
         Ok(idx)
     }
 

@@ -490,3 +490,67 @@ fn a_running_build_reports_its_progress_and_forgets_it_when_done() {
     assert_eq!(stats.embedded, s.chunks_to_embed);
     assert!(progress::snapshot(store.path()).is_none());
 }
+
+/// The tiny model, counting the texts it embeds.
+#[derive(Debug, Default)]
+struct Counting(std::sync::atomic::AtomicUsize);
+
+impl Counting {
+    fn texts(&self) -> usize {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl TextEncoder for Counting {
+    fn kind(&self) -> EncoderKind {
+        EncoderKind::Minilm
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ModelError> {
+        self.0
+            .fetch_add(texts.len(), std::sync::atomic::Ordering::SeqCst);
+        embedder().embed(texts)
+    }
+    fn dim(&self) -> usize {
+        embedder().dim()
+    }
+    fn model_id(&self) -> &str {
+        embedder().model_id()
+    }
+}
+
+#[test]
+fn a_flipped_bit_in_a_vector_is_recomputed_when_the_index_opens() {
+    let r = repo();
+    let (s, idx, _) = build(r.path(), &FileFilter::default());
+    let path = EmbeddingCache::path(s.path(), embedder().model_id());
+    let mut bytes = fs::read(&path).unwrap();
+    // A bit inside the first vector (after the 28-byte header and the 16-byte hash).
+    let at = navbench_server_support::frame::HEADER_LEN + 16 + 40;
+    bytes[at] ^= 0x01;
+    fs::write(&path, &bytes).unwrap();
+    let counting = Counting::default();
+    let opened = RepoIndex::open(s.path(), &counting).unwrap();
+    assert_eq!(
+        counting.texts(),
+        1,
+        "the damaged vector alone is computed again"
+    );
+    let opts = SearchOptions::default();
+    // (Rankings, not scores: a text embedded alone may differ in the last bits from
+    // the same text embedded in a padded batch.)
+    for q in ["join path", "parse a url", "meow"] {
+        assert_eq!(
+            top_names(&opened, q, &opts),
+            top_names(&idx, q, &opts),
+            "{q}"
+        );
+    }
+    // The cache was saved whole again: the next open computes nothing.
+    let again = Counting::default();
+    RepoIndex::open(s.path(), &again).unwrap();
+    assert_eq!(again.texts(), 0);
+    // A rebuild meets a damaged vector the same way.
+    fs::write(&path, &bytes).unwrap();
+    let (_, stats) = RepoIndex::build(r.path(), &FileFilter::default(), &again, s.path()).unwrap();
+    assert_eq!((stats.embedded, again.texts()), (1, 1), "{stats:?}");
+}
