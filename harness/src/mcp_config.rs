@@ -257,6 +257,18 @@ mod tests {
             );
             assert_eq!(e.spec, want);
         }
+        // codegraph is pointed at the repository by a tool call; it may open `root`.
+        let codegraph = entries.iter().find(|e| e.variant == "codegraph").unwrap();
+        let root = dir.path().to_string_lossy();
+        assert!(
+            codegraph
+                .spec
+                .args
+                .windows(2)
+                .any(|w| w[0] == "--allow-root" && w[1] == root),
+            "{:?}",
+            codegraph.spec.args
+        );
         let e = super::entries(Some("nosuch"), dir.path(), dir.path(), None).unwrap_err();
         assert!(e.to_string().contains("unknown variant"));
     }

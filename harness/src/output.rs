@@ -1,7 +1,8 @@
 //! Run outputs: `calls.csv`, `instances.csv`, `summary.csv` and `run.json` in the run
 //! directory. Rows are appended and flushed as the run goes, so an interrupted run keeps
 //! what it measured; [`RunOutput::open`] reads back finished pairs so a re-run with the
-//! same `--out` skips them.
+//! same `--out` skips them, and holds the directory's [`RunLock`] so that no second run
+//! appends to it at the same time.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -15,8 +16,10 @@ use crate::policy::CallRecord;
 
 pub mod agent_columns;
 mod append;
+mod lock;
 
 use append::{AppendCsv, Pair};
+pub use lock::{LOCK_FILE, RunLock};
 
 /// Status of one instance × variant row.
 pub const STATUS_OK: &str = "ok";
@@ -182,6 +185,8 @@ pub fn read_info(dir: &Path) -> anyhow::Result<Option<RunInfo>> {
 /// with the same message, so the run can stop with nothing already written damaged.
 pub struct RunOutput {
     dir: PathBuf,
+    /// Held for the output's life: no other run writes this directory meanwhile.
+    _lock: RunLock,
     calls: Mutex<AppendCsv>,
     instances: Mutex<AppendCsv>,
     done: HashSet<(String, String)>,
@@ -207,11 +212,20 @@ fn fmt_f(x: f64) -> String {
 }
 
 impl RunOutput {
-    /// Opens (creating) `dir` and its CSVs; rows already there with status `ok` or
-    /// `no_gold` mark finished pairs (errors are retried).
+    /// Locks (creating) `dir` and opens its CSVs; rows already there with status `ok`
+    /// or `no_gold` mark finished pairs (errors are retried). Fails at once, naming the
+    /// holder, when another run has the directory.
     pub fn open(dir: &Path) -> anyhow::Result<RunOutput> {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| anyhow::anyhow!("cannot create output dir {}: {e}", dir.display()))?;
+        RunOutput::open_locked(RunLock::acquire(dir)?)
+    }
+
+    /// [`RunOutput::open`] on a directory already locked (a run locks its `--out`
+    /// first, before any slow preparation, so a second run is refused at once).
+    pub fn open_locked(lock: RunLock) -> anyhow::Result<RunOutput> {
+        let dir = lock.dir().to_path_buf();
+        let dir = dir.as_path();
+        // Repairing a torn row is only safe with the lock held: a torn row of a live
+        // run is a row still being written.
         let inst_path = dir.join("instances.csv");
         // Repaired before it is read, so a torn row never counts as finished.
         let (mut instances, inst_pairs) = open_append(&inst_path, &instance_header())?;
@@ -229,6 +243,7 @@ impl RunOutput {
         calls.set_replaceable(&call_pairs - &done);
         Ok(RunOutput {
             dir: dir.to_path_buf(),
+            _lock: lock,
             calls: Mutex::new(calls),
             instances: Mutex::new(instances),
             done,

@@ -25,8 +25,8 @@ use crate::mcp_client::McpSession;
 use crate::metrics::{Level, score_level};
 use crate::mini;
 use crate::output::{
-    self, InstanceRow, RunInfo, RunOutput, STATUS_ANSWER_UNPARSED, STATUS_ERROR, STATUS_NO_GOLD,
-    STATUS_OK,
+    self, InstanceRow, RunInfo, RunLock, RunOutput, STATUS_ANSWER_UNPARSED, STATUS_ERROR,
+    STATUS_NO_GOLD, STATUS_OK,
 };
 use crate::phases::{PhaseTotals, Phases};
 use crate::policy::agent::AgentStats;
@@ -622,6 +622,8 @@ pub async fn run(mut cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummar
             variants::names()
         );
     }
+    // First, so a second run on the same --out is refused before any slow preparation.
+    let lock = RunLock::acquire(&cfg.out)?;
     let mut variants = variants::resolve(&cfg.variants, cfg.server_dir.as_deref())?;
     variants::prepare_all(&mut variants, &cfg.cache);
     // A declaration file given by path runs (and is reported) under its declared name.
@@ -634,7 +636,7 @@ pub async fn run(mut cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummar
     let dataset_instances = ds.instances.len();
     select_instances(&mut ds, &cfg)?;
     variants::declared::preflight(&variants, ds.instances.first(), &cache, &cfg).await?;
-    let out = RunOutput::open(&cfg.out)?;
+    let out = RunOutput::open_locked(lock)?;
     let run_start = Instant::now();
     let info = RunInfo {
         dataset: ds.name.clone(),

@@ -166,6 +166,67 @@ async fn grandchildren_are_killed_with_the_server() {
     }
 }
 
+/// True once nothing has this pid: not running, and not a zombie either (reaped).
+async fn reaped(pid: u32) -> bool {
+    for _ in 0..100 {
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
+/// A grandchild in a session of its own (`setsid`) is out of the server's process
+/// group, so the group kill misses it: it is found by the session's token, killed, and
+/// reaped by the harness (its subreaper once the server is gone).
+#[tokio::test]
+async fn setsid_grandchildren_are_killed_and_reaped() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pid_file = dir.path().join("grandchild.pid");
+    let spec = server("setsid-grandchild").arg(pid_file.display().to_string());
+    // Through a clean shutdown, and through dropping the session.
+    for clean in [true, false] {
+        let end = if clean { "shutdown" } else { "drop" };
+        let _ = std::fs::remove_file(&pid_file);
+        let session = McpSession::start(&spec, TIMEOUT).await.expect("start");
+        let grandchild: u32 = std::fs::read_to_string(&pid_file)
+            .expect("pid file")
+            .trim()
+            .parse()
+            .expect("pid");
+        assert!(
+            !not_running(grandchild),
+            "{end}: the grandchild should run first"
+        );
+        let session_id = std::fs::read_to_string(format!("/proc/{grandchild}/stat"))
+            .ok()
+            .and_then(|s| {
+                s.rsplit(')')
+                    .next()?
+                    .split_whitespace()
+                    // After the name: state, ppid, pgrp, session.
+                    .nth(3)?
+                    .parse::<u32>()
+                    .ok()
+            });
+        assert_eq!(
+            session_id,
+            Some(grandchild),
+            "{end}: the fixture did not setsid"
+        );
+        if clean {
+            session.shutdown().await;
+        } else {
+            drop(session);
+        }
+        assert!(
+            reaped(grandchild).await,
+            "{end}: setsid grandchild {grandchild} left running or unreaped"
+        );
+    }
+}
+
 /// The same failures through `navbench run`: a stand-in `navbench-text` that runs the
 /// fixture; each instance gets an error row naming the failure, and the run finishes.
 #[test]

@@ -1,8 +1,9 @@
 //! The server's child process: spawned as the leader of a process group of its own,
-//! its output copied into a bounded tail for error messages, signalled and reaped as a
-//! group, so nothing it starts outlives the session. The process-group helpers also
-//! serve an external agent's command (`crate::agent_cmd`), which must not outlive its
-//! pair either.
+//! marked with a session token ([`super::reap`]), its output copied into a bounded
+//! tail for error messages, signalled and reaped as a group, and what left the group
+//! swept up after it, so nothing it starts outlives the session. The process-group
+//! helpers also serve an external agent's command (`crate::agent_cmd`), which must not
+//! outlive its pair either.
 
 use std::collections::VecDeque;
 use std::process::Stdio;
@@ -13,7 +14,7 @@ use tokio::io::AsyncReadExt as _;
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 
-use super::{McpError, ServerSpec};
+use super::{McpError, ServerSpec, reap};
 
 /// How much of a server's stderr is kept for error messages.
 const STDERR_TAIL_BYTES: usize = 8 * 1024;
@@ -47,16 +48,19 @@ impl StderrTail {
 pub(super) struct Spawned {
     pub child: Child,
     pub pid: Option<u32>,
+    /// The token in the environment of the server and everything it starts.
+    pub token: String,
     pub stderr: StderrTail,
     /// One task per pipe read (stderr; and stdout when it is not the MCP channel).
     pub readers: Vec<JoinHandle<()>>,
 }
 
 impl Spawned {
-    /// Kills the child and its process group, and returns the end of its output.
+    /// Kills the child, its process group and what left the group, and returns the
+    /// end of its output.
     pub async fn kill(mut self) -> String {
         let _ = self.child.kill().await;
-        kill_group(self.pid);
+        end_all(self.pid, &self.token).await;
         drain_output(self.readers).await;
         self.stderr.text()
     }
@@ -84,6 +88,9 @@ pub(super) fn spawn(
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     own_process_group(&mut cmd);
+    reap::become_subreaper();
+    let token = reap::new_token();
+    cmd.env(reap::TOKEN_VAR, &token);
     if let Some(cwd) = &spec.cwd {
         cmd.current_dir(cwd);
     }
@@ -110,6 +117,7 @@ pub(super) fn spawn(
     Ok(Spawned {
         child,
         pid,
+        token,
         stderr,
         readers,
     })
@@ -202,6 +210,14 @@ pub(crate) fn own_process_group(cmd: &mut Command) {
 /// Harmless when the group is already empty.
 pub(super) fn kill_group(pid: Option<u32>) {
     signal_group(pid, Signal::Kill);
+}
+
+/// Ends a session's processes: the group led by `pid`, then whatever carries `token`
+/// (started by the server, then moved out of its group), each reaped when it was
+/// re-parented to us. The server itself is left to its `Child`.
+pub(super) async fn end_all(pid: Option<u32>, token: &str) {
+    kill_group(pid);
+    reap::sweep_async(token, pid, pid).await;
 }
 
 /// The signals sent to a server's process group.

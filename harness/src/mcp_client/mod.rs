@@ -13,7 +13,9 @@
 //! - [`McpSession::shutdown`] closes the connection, lets the server exit, kills it
 //!   if it does not, and reaps it. Dropping a session kills the child too. The server
 //!   leads a process group of its own, and the whole group is killed, so nothing it
-//!   spawned outlives it; on Linux it also dies with the harness.
+//!   spawned outlives it; on Linux it also dies with the harness, and what it started
+//!   that left its group (`setsid`) is found by a token in its environment, killed,
+//!   and reaped by the harness as their child subreaper ([`reap`]).
 //! - [`guard`] sits between the server's pipes and rmcp: a line that is not JSON-RPC,
 //!   a message over [`guard::MAX_MESSAGE_BYTES`] (cut, never buffered) or a response
 //!   to no request in flight kills the server and fails the call at once, naming it.
@@ -41,6 +43,7 @@
 //!
 //! Its parts: [`launch`] (what to run and where the binary is), [`session`] (the live
 //! connection), [`child`] (the server process: spawn, output tail, group signals),
+//! [`reap`] (descendants that left the group),
 //! [`http`] (reaching a server over Streamable HTTP), [`guard`] (the
 //! checks on its stdio) and [`outcome`] (what one call gave).
 
@@ -50,6 +53,7 @@ mod http;
 mod launch;
 mod outcome;
 pub mod progress;
+mod reap;
 mod session;
 
 use std::path::PathBuf;

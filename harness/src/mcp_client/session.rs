@@ -11,8 +11,8 @@ use tokio::process::Child;
 use tokio::task::JoinHandle;
 
 use super::child::{
-    FAILURE_GRACE, Signal, Spawned, StderrTail, drain_output, kill_group, signal_group, spawn,
-    wait_or_kill,
+    FAILURE_GRACE, Signal, Spawned, StderrTail, drain_output, end_all, kill_group, signal_group,
+    spawn, wait_or_kill,
 };
 use super::guard::{self, Incident};
 use super::progress::{Client, Connected, ProgressSink};
@@ -42,6 +42,8 @@ pub struct McpSession {
     client: Client,
     child: Option<Child>,
     pid: Option<u32>,
+    /// Marks the server and everything it starts ([`super::reap`]).
+    token: String,
     stderr: StderrTail,
     /// The tasks reading the child's output into `stderr`.
     readers: Vec<JoinHandle<()>>,
@@ -184,6 +186,7 @@ impl McpSession {
             client,
             child: Some(spawned.child),
             pid: spawned.pid,
+            token: spawned.token,
             stderr: spawned.stderr,
             readers: spawned.readers,
             tools,
@@ -372,7 +375,7 @@ impl McpSession {
             wait_or_kill(&mut child, Duration::ZERO).await;
         }
         // The child may have been reaped already, so its id is gone from it: use ours.
-        kill_group(self.pid);
+        end_all(self.pid, &self.token).await;
     }
 
     /// Closes the connection, gives the server a moment to exit on its own, kills it
@@ -393,7 +396,7 @@ impl McpSession {
             let status = wait_or_kill(&mut child, SHUTDOWN_GRACE).await;
             tracing::debug!(command = %self.command, %status, "MCP server stopped");
         }
-        kill_group(self.pid);
+        end_all(self.pid, &self.token).await;
         drain_output(std::mem::take(&mut self.readers)).await;
     }
 }
@@ -406,6 +409,7 @@ impl Drop for McpSession {
             let _ = child.start_kill();
             let _ = child.try_wait();
             kill_group(self.pid);
+            super::reap::sweep_in_background(std::mem::take(&mut self.token), self.pid, self.pid);
         }
         for task in self.readers.drain(..) {
             task.abort();

@@ -72,9 +72,15 @@ impl Variant for Codegraph {
         &["init_repository"]
     }
     /// codegraph is pointed at the tree by the policy (`init_repository`), so that
-    /// indexing is measured as a tool call; its graphs are cached under the cache.
-    fn server_args(&self, _workdir: &Path, cache: &Path) -> Vec<String> {
-        vec!["--cache".to_string(), super::arg(&cache.join("codegraph"))]
+    /// indexing is measured as a tool call, and may open that tree only
+    /// (`--allow-root`); its graphs are cached under the cache.
+    fn server_args(&self, workdir: &Path, cache: &Path) -> Vec<String> {
+        vec![
+            "--cache".to_string(),
+            super::arg(&cache.join("codegraph")),
+            "--allow-root".to_string(),
+            super::arg(workdir),
+        ]
     }
     fn setup<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> SetupFuture<'a> {
         Box::pin(setup(driver, task))

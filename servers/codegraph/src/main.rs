@@ -1,6 +1,7 @@
 //! `navbench-codegraph`: LocAgent's code graph, as an MCP server on stdio (the
-//! default, or `serve`; `--root DIR` initializes at start-up, `--cache DIR` sets the
-//! cache, `--http ADDR` serves Streamable HTTP instead) and as a command-line tool
+//! default, or `serve`; `--root DIR` initializes at start-up, `--allow-root DIR` lets
+//! `init_repository` open repositories under DIR besides `--root`, `--cache DIR` sets
+//! the cache, `--http ADDR` serves Streamable HTTP instead) and as a command-line tool
 //! (`export`).
 
 use std::path::PathBuf;
@@ -11,6 +12,7 @@ use clap::{Parser, Subcommand};
 use tracing::info;
 
 use navbench_codegraph::{builder, export};
+use navbench_server_support::roots::AllowedRoots;
 use navbench_server_support::start;
 
 #[derive(Parser)]
@@ -27,9 +29,14 @@ struct Cli {
 /// Options of the MCP server mode.
 #[derive(clap::Args, Debug, Clone, Default)]
 struct ServeArgs {
-    /// Repository to initialize at start-up (as init_repository would).
+    /// Repository to initialize at start-up (as init_repository would); always
+    /// allowed to init_repository.
     #[arg(long)]
     root: Option<PathBuf>,
+    /// Let init_repository open repositories under DIR (repeatable). Only --root and
+    /// these are allowed: any other path is refused, naming this flag.
+    #[arg(long = "allow-root", value_name = "DIR")]
+    allow_roots: Vec<PathBuf>,
     /// Cache directory [default: <cache>/codegraph, where <cache> is $NAVBENCH_CACHE,
     /// else $XDG_CACHE_HOME/navbench, else ~/.cache/navbench].
     #[arg(long)]
@@ -82,12 +89,22 @@ fn main() -> ExitCode {
 }
 
 fn run_serve(args: ServeArgs) -> anyhow::Result<()> {
+    let roots: Vec<PathBuf> = args.allow_roots.iter().chain(&args.root).cloned().collect();
+    if roots.is_empty() {
+        tracing::warn!(
+            "no --allow-root or --root given: init_repository will refuse every directory; restart with --allow-root DIR to allow repositories under DIR"
+        );
+    } else {
+        let listed: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+        info!(roots = %listed.join(", "), "init_repository may open repositories under these directories");
+    }
     start::runtime()?.block_on(navbench_codegraph::server::serve(
         navbench_codegraph::server::ServeOptions {
             root: args.root,
             cache: args.cache,
             http: args.http,
             allow_remote: args.allow_remote,
+            allowed_roots: AllowedRoots::only(roots),
             ..Default::default()
         },
     ))

@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use navbench_server_support::mcp::{call_tool, input_schema, output_schema};
+use navbench_server_support::roots::AllowedRoots;
 use navbench_server_support::start::server_info;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -284,6 +285,10 @@ pub struct ServeOptions {
     pub http: Option<String>,
     /// With `http`: allow a non-loopback address.
     pub allow_remote: bool,
+    /// Where `init_repository` may open a repository (the binary passes every
+    /// `--allow-root` and `--root`); the default, [`AllowedRoots::any`], is for
+    /// trusted callers.
+    pub allowed_roots: AllowedRoots,
 }
 
 /// Serves the tools over stdin/stdout until the client closes the connection, or over
@@ -295,7 +300,10 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
         .cache
         .clone()
         .unwrap_or_else(|| navbench_server_support::cache::default_cache_dir().join("codegraph"));
-    let tools = Arc::new(CodegraphTools::new(cache.clone(), options.limits.clone()));
+    let tools = Arc::new(
+        CodegraphTools::new(cache.clone(), options.limits.clone())
+            .with_allowed_roots(options.allowed_roots.clone()),
+    );
     if let Some(root) = &options.root {
         let tools = Arc::clone(&tools);
         let args = InitRepositoryArgs {

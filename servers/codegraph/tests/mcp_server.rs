@@ -57,12 +57,21 @@ fn fixture() -> tempfile::TempDir {
     dir
 }
 
+/// The server with `--root` (initialized at start-up, and allowed) when given.
 async fn start(cache: &Path, root: Option<&Path>) -> Client {
+    start_allowing(cache, root, &[]).await
+}
+
+/// The server with `--root` when given and an `--allow-root` per `allowed`.
+async fn start_allowing(cache: &Path, root: Option<&Path>, allowed: &[&Path]) -> Client {
     let transport = TokioChildProcess::builder(
         Command::new(env!("CARGO_BIN_EXE_navbench-codegraph")).configure(|cmd| {
             cmd.arg("--cache").arg(cache);
             if let Some(root) = root {
                 cmd.arg("--root").arg(root);
+            }
+            for dir in allowed {
+                cmd.arg("--allow-root").arg(dir);
             }
             cmd.env("RUST_LOG", "warn");
         }),
@@ -177,7 +186,7 @@ async fn lists_tools_with_schemas_and_instructions() {
 #[tokio::test]
 async fn every_tool_before_init_asks_for_init_repository() {
     let cache = tempfile::tempdir().expect("cache");
-    let client = start(cache.path(), None).await;
+    let client = start_allowing(cache.path(), None, &[cache.path()]).await;
     for (tool, args) in [
         ("get_dependencies", json!({"entities": ["/"]})),
         ("explore_tree", json!({})),
@@ -197,7 +206,7 @@ async fn every_tool_before_init_asks_for_init_repository() {
     let r = call(
         &client,
         "init_repository",
-        json!({"repo_path": "/definitely/not/here"}),
+        json!({"repo_path": cache.path().join("definitely/not/here")}),
     )
     .await;
     assert_tool_error(&r, "repo_path must be an existing directory");
@@ -208,7 +217,7 @@ async fn every_tool_before_init_asks_for_init_repository() {
 async fn full_workflow_through_every_tool() {
     let repo = fixture();
     let cache = tempfile::tempdir().expect("cache");
-    let client = start(cache.path(), None).await;
+    let client = start_allowing(cache.path(), None, &[repo.path()]).await;
 
     let r = init(&client, repo.path(), false).await;
     let t = ok(&r);
@@ -568,7 +577,7 @@ async fn bad_arguments_are_actionable_errors() {
 async fn cache_hit_force_rebuild_and_corrupt_file() {
     let repo = fixture();
     let cache = tempfile::tempdir().expect("cache");
-    let client = start(cache.path(), None).await;
+    let client = start_allowing(cache.path(), None, &[repo.path()]).await;
 
     let r = init(&client, repo.path(), false).await;
     assert_eq!(structured(&r)["cache"], "miss", "{}", text(&r));
@@ -631,5 +640,47 @@ async fn root_flag_initializes_at_start_up() {
         t,
         "pkg/util.py\n├── contains ── pkg/util.py:helper\n│               └── invokes ── pkg/util.py:stop\n└── contains ── pkg/util.py:stop"
     );
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test]
+async fn init_repository_refuses_directories_outside_the_allowed_roots() {
+    let (repo, other) = (fixture(), fixture());
+    let cache = tempfile::tempdir().expect("cache");
+    let client = start_allowing(cache.path(), None, &[repo.path()]).await;
+    let outside = other.path().display().to_string();
+    let r = init(&client, other.path(), false).await;
+    assert_tool_error(&r, "init_repository refused");
+    assert_tool_error(&r, &format!("--allow-root {outside}"));
+    assert_tool_error(&r, &repo.path().display().to_string());
+    // `..` and a symbolic link out of the root lead outside too.
+    let dotdot = repo
+        .path()
+        .join("pkg/../..")
+        .join(other.path().file_name().expect("name"));
+    assert_tool_error(&init(&client, &dotdot, false).await, "--allow-root");
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(other.path(), repo.path().join("elsewhere")).expect("symlink");
+        let r = init(&client, &repo.path().join("elsewhere"), false).await;
+        assert_tool_error(&r, "--allow-root");
+    }
+    // Refused before anything was read: nothing cached, no repository initialized.
+    assert!(graph_files(cache.path()).is_empty());
+    let r = call(&client, "explore_tree", json!({})).await;
+    assert_tool_error(&r, "Call init_repository first");
+    // The allowed root and a directory under it are fine.
+    ok(&init(&client, &repo.path().join("pkg"), false).await);
+    ok(&init(&client, repo.path(), false).await);
+    client.cancel().await.expect("close");
+
+    // --root is allowed, nothing else; with no flag at all, nothing is.
+    let client = start(cache.path(), Some(repo.path())).await;
+    assert_tool_error(&init(&client, other.path(), false).await, "--allow-root");
+    ok(&init(&client, repo.path(), false).await);
+    client.cancel().await.expect("close");
+    let client = start(cache.path(), None).await;
+    let r = init(&client, repo.path(), false).await;
+    assert_tool_error(&r, "(none)");
     client.cancel().await.expect("close");
 }

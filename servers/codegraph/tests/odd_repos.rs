@@ -14,7 +14,12 @@ use serde_json::json;
 async fn start(root: &Path, cache: &Path) -> Client {
     let client = spawn(
         env!("CARGO_BIN_EXE_navbench-codegraph"),
-        &["--cache".as_ref(), cache.as_os_str()],
+        &[
+            "--cache".as_ref(),
+            cache.as_os_str(),
+            "--allow-root".as_ref(),
+            root.as_os_str(),
+        ],
     )
     .await;
     let root = root.to_string_lossy().into_owned();

@@ -14,8 +14,7 @@ use rmcp::ServiceExt as _;
 use rmcp::transport::{ConfigureCommandExt as _, TokioChildProcess};
 use serde_json::json;
 
-/// Vectors in the complete pack files under `dir` (header: 8-byte magic, u64
-/// dimension; then 16-byte key + dim × f32 per vector).
+/// Vectors in the complete pack files under `dir` (checked records: key and vector).
 fn packed_vectors(dir: &Path) -> usize {
     let mut n = 0;
     for model in std::fs::read_dir(dir).into_iter().flatten().flatten() {
@@ -31,11 +30,14 @@ fn packed_vectors(dir: &Path) -> usize {
             let Ok(bytes) = std::fs::read(&p) else {
                 continue;
             };
-            if bytes.len() < 16 {
+            // A records file (navbench_server_support::frame): a 28-byte header whose
+            // bytes 12..20 hold the record length, then records of that length, each
+            // followed by an 8-byte checksum.
+            if bytes.len() < 28 {
                 continue;
             }
-            let dim = u64::from_le_bytes(bytes[8..16].try_into().unwrap_or([0; 8])) as usize;
-            n += (bytes.len() - 16) / (16 + 4 * dim.max(1));
+            let record = u64::from_le_bytes(bytes[12..20].try_into().unwrap_or([0; 8])) as usize;
+            n += (bytes.len() - 28) / (record + 8).max(9);
         }
     }
     n

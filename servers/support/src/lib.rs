@@ -17,6 +17,8 @@
 //!   `GET /health`, loopback only unless allowed, Host/Origin checks).
 //! - [`walk`]: a deterministic, `.gitignore`-aware walk of a repository's files.
 //! - [`sandbox`]: [`sandbox::Sandbox`], confining caller-supplied paths to a root.
+//! - [`roots`]: [`roots::AllowedRoots`], the directories a tool may open as a
+//!   repository at all (`--allow-root`).
 //!
 //! Data flow of a server built on it: `start::main` → parse the command line →
 //! `start::runtime` → `mcp::serve_stdio(server)`; each `tools/call` → `mcp::call_tool`
@@ -44,6 +46,7 @@ pub mod frame;
 pub mod http;
 pub mod lru;
 pub mod mcp;
+pub mod roots;
 pub mod sandbox;
 pub mod start;
 pub mod walk;

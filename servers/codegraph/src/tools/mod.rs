@@ -29,6 +29,7 @@ pub use results::*;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
+use navbench_server_support::roots::AllowedRoots;
 use navbench_server_support::sandbox::Sandbox;
 
 use crate::format::CodeLimit;
@@ -90,6 +91,8 @@ impl std::fmt::Debug for Repository {
 pub struct CodegraphTools {
     cache_dir: PathBuf,
     limits: Limits,
+    /// Where `init_repository` may open a repository (`--allow-root`).
+    allowed_roots: AllowedRoots,
     state: RwLock<Option<Arc<Repository>>>,
 }
 
@@ -133,13 +136,22 @@ fn clean_terms(terms: &[String], what: &str, example: &str) -> Result<Vec<String
 }
 
 impl CodegraphTools {
-    /// Tools with no repository yet, caching under `cache_dir`.
+    /// Tools with no repository yet, caching under `cache_dir`, that may open any
+    /// directory (for a trusted embedding process; the binary confines them with
+    /// [`CodegraphTools::with_allowed_roots`]).
     pub fn new(cache_dir: PathBuf, limits: Limits) -> CodegraphTools {
         CodegraphTools {
             cache_dir,
             limits,
+            allowed_roots: AllowedRoots::any(),
             state: RwLock::new(None),
         }
+    }
+
+    /// The same tools, with `init_repository` confined to `roots`.
+    pub fn with_allowed_roots(mut self, roots: AllowedRoots) -> CodegraphTools {
+        self.allowed_roots = roots;
+        self
     }
 
     /// The limits in force.

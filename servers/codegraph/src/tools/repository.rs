@@ -1,5 +1,5 @@
-//! Repository management: `init_repository` (build or load the graph and indexes)
-//! and `reset_repository`.
+//! Repository management: `init_repository` (build or load the graph and indexes of
+//! a directory under the allowed roots) and `reset_repository`.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -62,6 +62,10 @@ impl CodegraphTools {
                 "repo_path is empty; pass the absolute path of the repository checkout",
             ));
         }
+        // Checked before the path is opened, so a refused path is not even probed.
+        self.allowed_roots
+            .check("init_repository", Path::new(path))
+            .map_err(|e| invalid(e.to_string()))?;
         let sandbox = Sandbox::new(path).map_err(|e| {
             invalid(format!(
                 "{e}. repo_path must be an existing directory (the repository checkout)"
