@@ -226,6 +226,15 @@ impl GoldModule {
         }
     }
 
+    /// Whether the first class called `class` (walk order) has a direct method whose
+    /// last line is `line`.
+    pub fn method_ends_at(&self, class: &str, line: usize) -> bool {
+        self.gold_classes
+            .iter()
+            .find(|&&c| self.entity(c).name == class)
+            .is_some_and(|&c| self.direct_methods(c).any(|m| m.end_line == line))
+    }
+
     /// Whether `line` is part of an import statement.
     pub fn is_import_line(&self, line: usize) -> bool {
         self.parsed.imports.iter().any(|r| r.contains(line))

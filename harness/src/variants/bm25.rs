@@ -1,29 +1,32 @@
-//! The `bm25` variant: the LocAgent paper's BM25 retrieval baseline, reproduced over
-//! the codegraph server's `search_code`, so that anyone can rerun that row of the
-//! paper's tables beside the agentic variants.
+//! The `bm25` variant: the LocAgent paper's BM25 retrieval baseline, so that anyone
+//! can rerun that row of the paper's tables beside the agentic variants.
 //!
 //! # The baseline
-//! A retrieval baseline has no agent: the issue text is the query, BM25 (bm25s'
-//! Lucene scoring over LocAgent's EpicSplitter code chunks, test files left out,
-//! SPEC.md §3.1–3.3) ranks the chunks, and the ranked chunks are read off as
-//! locations, which LocAgent's evaluation then scores at three levels: a file at its
-//! first chunk, a function (and its module: the class holding a method, else the
-//! function) at the first chunk that shows it. The original repository does not ship
-//! the baseline's script; this follows the paper's description and the original's
-//! own entity rules (`util/process_output.py`: a function id counts for the class
-//! holding it at module level).
+//! A retrieval baseline has no agent. The paper's retrievers rank a per-function
+//! corpus in the CoRNStack / SweRank format (one document per function and per method,
+//! nested functions included, no class or module documents, paths with `test` left
+//! out) with the whole issue text as the query, and LocAgent's evaluation reads the
+//! ranked document ids back as locations (`evaluation/eval_metric.py`, the `docs` key):
+//! - files: the `path.py` of each document, first seen first;
+//! - functions: one id per document, `path.py/Class/method` → `path.py:Class.method`
+//!   (the original's `.__init__` strip tests the `/`-separated id, so it never fires:
+//!   an `__init__` document stays `path.py:Class.__init__`, which the function gold,
+//!   saying `path.py:Class`, never holds);
+//! - modules: `path.py:` plus the id's first component (the class, or the function);
+//! - each level de-duplicated over the whole ranked list, then cut.
+//!
+//! The corpus, the index and the BM25 choices the paper leaves open (bm25s' Lucene
+//! BM25, k1 = 1.5, b = 0.75, its tokenizer and Snowball stems) are the server's:
+//! `navbench-codegraph --tools functions` (its `functions` module says why).
 //!
 //! # How the script does it
-//! 1. `init_repository` on the checked-out tree (index time).
-//! 2. One `search_code` call with the issue text (cut at [`MAX_QUERY_CHARS`]) and
-//!    `top_k` [`TOP_K`]. Only its BM25 code-content hits are kept: the name lookups
-//!    `search_code` also runs are the agentic tools' part, not the baseline's.
-//! 3. Hits are read in BM25 rank order (the `bm25_rank` of each structured hit; the
-//!    text groups them by file, as the original's tool does, and hits without a rank
-//!    keep their display order after the ranked ones): files by first hit; each
-//!    hit's entities (the functions holding a snippet's lines, or the previewed
-//!    entity) give function and module ids by first hit, as
-//!    [`crate::policy::entities`] maps them.
+//! 1. `index_functions` on the checked-out tree (index time). Test files are those with
+//!    `test` in their path; for a repository whose name itself contains `test`, those
+//!    with `test` in their file name (SweRank's exception for pytest, whose source lives
+//!    under `src/_pytest`), stated as a rule on the name so that no repository is named.
+//! 2. One `search_functions` call with the whole issue text and `top_k` [`TOP_K`] (the
+//!    100 documents CoRNStack's evaluation keeps per query).
+//! 3. [`docs_locations`] turns the ranked ids into files, modules and functions.
 
 use std::path::Path;
 
@@ -32,19 +35,15 @@ use serde_json::json;
 use super::codegraph::Codegraph;
 use super::{PolicyFuture, SetupFuture, Variant};
 use crate::dataset::{Locations, push_unique};
-use crate::policy::code_search::{self, CodeHit, Origin};
-use crate::policy::entities::EntityIndex;
 use crate::policy::{Driver, Task};
 
 /// The `bm25` variant (see the module doc).
 pub struct Bm25;
 
-/// Chunks asked of `search_code` (the server's cap on results per call).
-pub const TOP_K: usize = 20;
+/// Documents asked of `search_functions`.
+pub const TOP_K: usize = 100;
 /// Locations answered per level.
 pub const ANSWER_LEN: usize = 10;
-/// Longest query text sent (the issue is cut there, on a char boundary).
-pub const MAX_QUERY_CHARS: usize = 4000;
 
 impl Variant for Bm25 {
     fn name(&self) -> &'static str {
@@ -54,69 +53,120 @@ impl Variant for Bm25 {
         Codegraph.binary()
     }
     fn about(&self) -> &'static str {
-        "the LocAgent paper's BM25 baseline: the issue text ranks code chunks (no agent)"
+        "the LocAgent paper's BM25 baseline: the issue text ranks one document per function (no agent)"
     }
     fn setup_tools(&self) -> &'static [&'static str] {
-        Codegraph.setup_tools()
+        &["index_functions"]
     }
-    /// The codegraph server as the `codegraph` variant runs it, sharing its cache:
-    /// the BM25 index is part of the same build.
-    fn server_args(&self, workdir: &Path, cache: &Path) -> Vec<String> {
-        Codegraph.server_args(workdir, cache)
+    /// The codegraph binary serving its per-function BM25 tools instead of the graph
+    /// tools, allowed the checked-out tree; pointed at it by `index_functions`, so
+    /// indexing is a tool call.
+    fn server_args(&self, workdir: &Path, _cache: &Path) -> Vec<String> {
+        vec![
+            "--tools".to_string(),
+            "functions".to_string(),
+            "--allow-root".to_string(),
+            super::arg(workdir),
+        ]
     }
     fn setup<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> SetupFuture<'a> {
-        Codegraph.setup(driver, task)
+        Box::pin(setup(driver, task))
     }
     fn localize<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> PolicyFuture<'a> {
         Box::pin(localize(driver, task))
     }
 }
 
+/// The test-file rule for a repository `owner/name` (step 1 of the module doc).
+pub fn test_filter_for(repo: &str) -> &'static str {
+    let name = repo.rsplit('/').next().unwrap_or(repo);
+    if name.to_lowercase().contains("test") {
+        "file_name"
+    } else {
+        "path"
+    }
+}
+
+/// Step 1 of the module doc: `index_functions` on the checked-out tree.
+pub async fn setup(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Result<()> {
+    let root = task.workdir.to_string_lossy().into_owned();
+    let filter = test_filter_for(&task.instance.repo);
+    let index = driver
+        .call(
+            "index_functions",
+            json!({"repo_path": root, "test_filter": filter}),
+        )
+        .await;
+    if index.is_error {
+        anyhow::bail!(
+            "index_functions failed: {}",
+            index.error.unwrap_or_else(|| index.text.clone())
+        );
+    }
+    Ok(())
+}
+
 /// Runs the baseline (see the module doc).
 pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Result<Locations> {
-    super::codegraph::setup(driver, task).await?;
-    let query: String = task
-        .instance
-        .problem_statement
-        .chars()
-        .take(MAX_QUERY_CHARS)
-        .collect();
+    setup(driver, task).await?;
+    let query = task.instance.problem_statement.as_str();
     let out = driver
-        .call("search_code", json!({"query": [query], "top_k": TOP_K}))
+        .call("search_functions", json!({"query": query, "top_k": TOP_K}))
         .await;
     if out.is_error {
         anyhow::bail!(
-            "search_code failed: {}",
+            "search_functions failed: {}",
             out.error.unwrap_or_else(|| out.text.clone())
         );
     }
-    let hits = code_search::parse(out.structured.as_ref());
-    Ok(locations(&hits, &mut EntityIndex::default(), task.workdir))
+    let ids = ranked_ids(out.structured.as_ref());
+    Ok(docs_locations(&ids))
 }
 
-/// The three levels read off the BM25 content hits, in order (step 3 of the module doc).
-pub fn locations(hits: &[CodeHit], index: &mut EntityIndex, root: &Path) -> Locations {
+/// The document ids of a `search_functions` result, best first.
+pub fn ranked_ids(structured: Option<&serde_json::Value>) -> Vec<String> {
+    structured
+        .and_then(|v| v.get("documents"))
+        .and_then(|d| d.as_array())
+        .map(|docs| {
+            docs.iter()
+                .filter_map(|d| d.get("id").and_then(|id| id.as_str()))
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Splits a document id at the end of its file path: the last `.py` followed by `/`
+/// or the end (the original's `(.+\.py)(/.*)?`); `None` for an id without `.py`.
+fn split_doc_id(id: &str) -> Option<(&str, &str)> {
+    let at = id.rmatch_indices(".py").map(|(i, _)| i + 3).find(|&end| {
+        id.get(end..)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    })?;
+    let (file, rest) = id.split_at(at);
+    Some((file, rest.trim_start_matches('/')))
+}
+
+/// LocAgent's `docs` conversion of ranked document ids (see the module doc), each level
+/// de-duplicated and cut at [`ANSWER_LEN`].
+pub fn docs_locations(ids: &[String]) -> Locations {
     let mut loc = Locations::default();
-    let mut content: Vec<&CodeHit> = hits
-        .iter()
-        .filter(|h| h.origin == Origin::Bm25Content)
-        .collect();
-    // Stable: unranked hits keep their display order, after the ranked ones.
-    content.sort_by_key(|h| h.bm25_rank.unwrap_or(usize::MAX));
-    for h in content {
-        push_unique(&mut loc.files, h.file.clone());
-        for id in h.entities(index, root) {
-            let Some((file, qual)) = id.split_once(':') else {
-                continue;
-            };
-            let ids = index.answer_ids_of(root, file, qual);
-            if let Some(f) = ids.function {
-                push_unique(&mut loc.functions, f);
-            }
-            if let Some(m) = ids.module {
-                push_unique(&mut loc.modules, m);
-            }
+    for id in ids {
+        let Some((file, entity)) = split_doc_id(id) else {
+            continue;
+        };
+        push_unique(&mut loc.files, file.to_string());
+        let entity = entity.trim_matches('/');
+        if entity.is_empty() {
+            continue;
         }
+        push_unique(
+            &mut loc.functions,
+            format!("{file}:{}", entity.replace('/', ".")),
+        );
+        let first = entity.split('/').next().unwrap_or(entity);
+        push_unique(&mut loc.modules, format!("{file}:{first}"));
     }
     loc.files.truncate(ANSWER_LEN);
     loc.modules.truncate(ANSWER_LEN);
@@ -127,42 +177,73 @@ pub fn locations(hits: &[CodeHit], index: &mut EntityIndex, root: &Path) -> Loca
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+
+    fn ids(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
 
     #[test]
-    fn content_hits_give_files_modules_and_functions_in_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        std::fs::create_dir_all(root.join("pkg")).unwrap();
-        let a = "class Cart:\n    def __init__(self):\n        self.items = []\n\n    def total(self):\n        return sum(self.items)\n";
-        std::fs::write(root.join("pkg/cart.py"), a).unwrap();
-        std::fs::write(root.join("pkg/util.py"), "def fmt(x):\n    return str(x)\n").unwrap();
-        // The wire shape of `search_code` for one long query: a name-lookup hit (not
-        // the baseline's), a preview of a function shown before the snippet over the
-        // whole class that BM25 ranked first.
-        let result = json!({"terms": ["cart total is wrong"], "content_search": true,
-        "groups": [{"terms": ["cart total is wrong"], "results": [
-          {"format": "fold", "id": "pkg/util.py:fmt", "type": "function", "file": "pkg/util.py",
-           "start_line": 1, "end_line": 2, "source": "Retrieved entity using keyword search (bm25)."},
-          {"format": "preview", "id": "pkg/util.py:fmt", "type": "function", "file": "pkg/util.py",
-           "start_line": 1, "end_line": 2, "source": "Retrieved code content using keyword search (bm25).",
-           "bm25_rank": 2},
-          {"format": "code_snippet", "id": "pkg/cart.py", "type": "file", "file": "pkg/cart.py",
-           "start_line": 1, "end_line": 6, "source": "Retrieved code content using keyword search (bm25).",
-           "bm25_rank": 1}
-        ]}]});
-        let hits = code_search::parse(Some(&result));
-        let loc = locations(&hits, &mut EntityIndex::default(), root);
-        assert_eq!(loc.files, ["pkg/cart.py", "pkg/util.py"]);
-        // `__init__` counts for its class, as LocAgent's ids do.
+    fn docs_conversion_reads_files_functions_and_modules_in_rank_order() {
+        let ranked = ids(&[
+            "pkg/cart.py/Cart/total",
+            "pkg/util.py/fmt",
+            "pkg/cart.py/Cart/__init__",
+            "pkg/cart.py/Line/cost",
+            "pkg/util.py/helper",
+            "pkg/a.py/deep/x.py/f",
+            "no_python_here",
+        ]);
+        let loc = docs_locations(&ranked);
+        assert_eq!(
+            loc.files,
+            ["pkg/cart.py", "pkg/util.py", "pkg/a.py/deep/x.py"]
+        );
         assert_eq!(
             loc.functions,
             [
-                "pkg/cart.py:Cart",
                 "pkg/cart.py:Cart.total",
-                "pkg/util.py:fmt"
+                "pkg/util.py:fmt",
+                "pkg/cart.py:Cart.__init__",
+                "pkg/cart.py:Line.cost",
+                "pkg/util.py:helper",
+                "pkg/a.py/deep/x.py:f"
             ]
         );
-        assert_eq!(loc.modules, ["pkg/cart.py:Cart", "pkg/util.py:fmt"]);
+        assert_eq!(
+            loc.modules,
+            [
+                "pkg/cart.py:Cart",
+                "pkg/util.py:fmt",
+                "pkg/cart.py:Line",
+                "pkg/util.py:helper",
+                "pkg/a.py/deep/x.py:f"
+            ]
+        );
+    }
+
+    #[test]
+    fn docs_conversion_cuts_each_level_after_de_duplicating() {
+        let ranked: Vec<String> = (0..30)
+            .map(|i| format!("pkg/m{}.py/C/f{i}", i % 12))
+            .collect();
+        let loc = docs_locations(&ranked);
+        assert_eq!(loc.files.len(), ANSWER_LEN);
+        assert_eq!(loc.files[0], "pkg/m0.py");
+        assert_eq!(loc.modules[1], "pkg/m1.py:C");
+        assert_eq!(loc.functions.len(), ANSWER_LEN);
+    }
+
+    #[test]
+    fn test_rule_follows_the_repository_name() {
+        assert_eq!(test_filter_for("pytest-dev/pytest"), "file_name");
+        assert_eq!(test_filter_for("psf/requests"), "path");
+        assert_eq!(test_filter_for("navbench/mini"), "path");
+    }
+
+    #[test]
+    fn ranked_ids_read_the_structured_result() {
+        let v = serde_json::json!({"documents": [{"rank": 1, "id": "a.py/f"}, {"rank": 2, "id": "b.py/C/g"}], "total_documents": 2});
+        assert_eq!(ranked_ids(Some(&v)), ["a.py/f", "b.py/C/g"]);
+        assert!(ranked_ids(None).is_empty());
     }
 }

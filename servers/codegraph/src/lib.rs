@@ -33,6 +33,8 @@
 //!   engine), [`retrievers`] (the BM25 back ends behind two traits): the tool logic.
 //! - [`cache`], [`tools`], [`server`]: persistence, the tool surface (split by
 //!   concept: arguments, results, repository, traversal, search, code), MCP.
+//! - [`functions`]: BM25 over one document per function (the LocAgent paper's BM25
+//!   baseline), served instead of the graph tools with `--tools functions`.
 //!
 //! # Example
 //!
@@ -59,6 +61,7 @@ pub mod bm25;
 pub mod builder;
 pub mod chunk;
 pub mod export;
+pub mod functions;
 pub mod graph;
 // MCP server side: traversal, fuzzy search, formats, cache, tools.
 pub mod cache;

@@ -1,8 +1,9 @@
 //! `navbench-codegraph`: LocAgent's code graph, as an MCP server on stdio (the
 //! default, or `serve`; `--root DIR` initializes at start-up, `--allow-root DIR` lets
 //! `init_repository` open repositories under DIR besides `--root`, `--cache DIR` sets
-//! the cache, `--http ADDR` serves Streamable HTTP instead) and as a command-line tool
-//! (`export`).
+//! the cache, `--http ADDR` serves Streamable HTTP instead, `--tools functions` serves
+//! the per-function BM25 tools of the paper's baseline instead of the graph tools) and
+//! as a command-line tool (`export`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -49,6 +50,21 @@ struct ServeArgs {
     /// otherwise, so the repository is never exposed to the network by mistake).
     #[arg(long, requires = "http")]
     allow_remote: bool,
+    /// Which tools to serve: `codegraph` (LocAgent's graph tools) or `functions`
+    /// (`index_functions` / `search_functions`: BM25 over one document per function,
+    /// the LocAgent paper's BM25 baseline).
+    #[arg(long, value_enum, default_value_t = ToolSet::Codegraph)]
+    tools: ToolSet,
+}
+
+/// The tool sets the server can expose.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum ToolSet {
+    /// LocAgent's graph-guided tools.
+    #[default]
+    Codegraph,
+    /// BM25 over per-function documents.
+    Functions,
 }
 
 #[derive(Subcommand)]
@@ -92,11 +108,20 @@ fn run_serve(args: ServeArgs) -> anyhow::Result<()> {
     let roots: Vec<PathBuf> = args.allow_roots.iter().chain(&args.root).cloned().collect();
     if roots.is_empty() {
         tracing::warn!(
-            "no --allow-root or --root given: init_repository will refuse every directory; restart with --allow-root DIR to allow repositories under DIR"
+            "no --allow-root or --root given: init_repository / index_functions will refuse every directory; restart with --allow-root DIR to allow repositories under DIR"
         );
     } else {
         let listed: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
-        info!(roots = %listed.join(", "), "init_repository may open repositories under these directories");
+        info!(roots = %listed.join(", "), "repositories may be opened under these directories");
+    }
+    let allowed = AllowedRoots::only(roots);
+    if args.tools == ToolSet::Functions {
+        return start::runtime()?.block_on(navbench_codegraph::functions::server::serve(
+            args.root,
+            args.http,
+            args.allow_remote,
+            allowed,
+        ));
     }
     start::runtime()?.block_on(navbench_codegraph::server::serve(
         navbench_codegraph::server::ServeOptions {
@@ -104,7 +129,7 @@ fn run_serve(args: ServeArgs) -> anyhow::Result<()> {
             cache: args.cache,
             http: args.http,
             allow_remote: args.allow_remote,
-            allowed_roots: AllowedRoots::only(roots),
+            allowed_roots: allowed,
             ..Default::default()
         },
     ))

@@ -5,7 +5,9 @@
 //!   live in tantivy (in memory, or on disk with [`Bm25Index::save`]/[`Bm25Index::open`]);
 //!   scoring is our own reproduction of bm25s' BM25 ([`scoring`]): method `lucene`,
 //!   k1 = 1.5, b = 0.75, float32.
-//! - [`ModuleIndex`]: the entity-id retriever, built from a list of node ids.
+//! - [`ModuleIndex`]: the entity-id retriever, built from a list of node ids, on
+//!   [`DocIndex`] (in-memory BM25 over token lists, which the per-function retriever
+//!   of [`crate::functions`] uses too).
 //! - [`tokenize`]: bm25s' tokenizer (lower-case, `\w\w+` words, 33 stop words, Snowball
 //!   English stems).
 //!
@@ -23,6 +25,7 @@
 //! # Ok::<(), navbench_codegraph::bm25::Bm25Error>(())
 //! ```
 
+pub mod docs;
 pub mod index;
 pub mod module;
 pub mod scoring;
@@ -33,6 +36,7 @@ mod tests;
 
 use std::path::PathBuf;
 
+pub use docs::DocIndex;
 pub use index::{Bm25Index, EmptyReason, Hit, SearchResults, source_fingerprint};
 pub use module::{ModuleHit, ModuleIndex};
 

@@ -5,9 +5,7 @@
 //! it lives in memory (no tantivy); the scoring is the same bm25s BM25 as the content
 //! index.
 
-use std::collections::HashMap;
-
-use super::scoring::{self, Bm25Params};
+use super::docs::DocIndex;
 use super::tokenize::Tokenizer;
 
 /// One hit of the module retriever.
@@ -23,51 +21,17 @@ pub struct ModuleHit {
 #[derive(Debug, Clone)]
 pub struct ModuleIndex {
     ids: Vec<String>,
-    /// stem → (doc, BM25 score of the stem in the doc), docs ascending (precomputed,
-    /// as bm25s' score matrix).
-    postings: HashMap<String, Vec<(u32, f32)>>,
+    index: DocIndex,
 }
 
 impl ModuleIndex {
     /// Indexes `ids` (in this order; pass the graph's non-test node ids in graph order).
     pub fn build(ids: &[String]) -> Self {
         let mut tokenizer = Tokenizer::new();
-        let mut postings: HashMap<String, Vec<(u32, u32)>> = HashMap::new();
-        let mut doc_lens = Vec::with_capacity(ids.len());
-        for (d, id) in ids.iter().enumerate() {
-            let toks = tokenizer.tokenize(id);
-            doc_lens.push(toks.len() as u64);
-            let mut tf: Vec<(String, u32)> = Vec::new();
-            for t in toks {
-                match tf.iter_mut().find(|(s, _)| *s == t) {
-                    Some((_, n)) => *n += 1,
-                    None => tf.push((t, 1)),
-                }
-            }
-            for (t, n) in tf {
-                postings.entry(t).or_default().push((d as u32, n));
-            }
-        }
-        let avgdl = scoring::mean_len(&doc_lens);
-        let params = Bm25Params::default();
-        let n = ids.len() as u64;
-        let postings = postings
-            .into_iter()
-            .map(|(t, p)| {
-                let idf = scoring::idf(p.len() as u64, n);
-                let scored = p
-                    .into_iter()
-                    .map(|(d, tf)| {
-                        let len = doc_lens.get(d as usize).copied().unwrap_or(0);
-                        (d, scoring::term_score(idf, tf, len, avgdl, params))
-                    })
-                    .collect();
-                (t, scored)
-            })
-            .collect();
+        let index = DocIndex::build(ids.iter().map(|id| tokenizer.tokenize(id)));
         ModuleIndex {
             ids: ids.to_vec(),
-            postings,
+            index,
         }
     }
 
@@ -86,22 +50,14 @@ impl ModuleIndex {
     /// zero scores there; LocAgent's caller drops non-positive hits anyway).
     pub fn search(&self, query: &str, top_k: usize) -> Vec<ModuleHit> {
         let tokens = Tokenizer::new().tokenize(query);
-        if tokens.is_empty() || self.ids.is_empty() {
-            return Vec::new();
-        }
-        let mut scores = vec![0f32; self.ids.len()];
-        for t in &tokens {
-            if let Some(list) = self.postings.get(t.as_str()) {
-                for &(d, s) in list {
-                    scores[d as usize] += s;
-                }
-            }
-        }
-        scoring::top_k(&scores, top_k)
+        self.index
+            .search(&tokens, top_k)
             .into_iter()
-            .map(|(d, score)| ModuleHit {
-                id: self.ids[d].clone(),
-                score,
+            .filter_map(|(d, score)| {
+                Some(ModuleHit {
+                    id: self.ids.get(d)?.clone(),
+                    score,
+                })
             })
             .collect()
     }

@@ -1,0 +1,252 @@
+//! BM25 over one document per function: the retrieval baseline of the LocAgent paper
+//! (its "BM25" row), served by `navbench-codegraph --tools functions` ([`server`]).
+//!
+//! The paper ranks a per-function corpus in the CoRNStack / SweRank format
+//! ([`corpus`]) with the whole issue text as the query, and its evaluation turns the
+//! ranked document ids into files, modules and functions (`eval_metric.py`, `docs`).
+//! This module is the retriever; the harness's `bm25` variant does that conversion.
+//!
+//! Choices the paper leaves open, and why:
+//! - BM25 flavour and tokenizer: bm25s 0.2.3 as LocAgent's own code search uses it
+//!   ([`crate::bm25`], SPEC.md §3.3): method `lucene`, k1 = 1.5, b = 0.75; lower-case,
+//!   `\w\w+` words, bm25s' 33 English stop words, Snowball English stems. It is the BM25
+//!   the same authors run elsewhere in the same repository, and this crate already
+//!   reproduces it to the float (checked against the original's rankings).
+//! - Ties: by corpus position (files by path, then SweRank's order within a file).
+//! - Documents with no positive score are never returned.
+//!
+//! ```
+//! use navbench_codegraph::functions::{FunctionIndex, TestFilter};
+//! let dir = tempfile::tempdir()?;
+//! std::fs::write(dir.path().join("cart.py"), "class Cart:\n    def total(self):\n        return sum(self.prices)\n")?;
+//! let index = FunctionIndex::build(dir.path(), TestFilter::Path)?;
+//! let hits = index.search("cart total is wrong", 10).hits;
+//! assert_eq!(hits[0].id, "cart.py/Cart/total");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod corpus;
+pub mod server;
+mod tools;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+pub use corpus::{FunctionDoc, TestFilter};
+
+use crate::bm25::DocIndex;
+use crate::bm25::tokenize::Tokenizer;
+
+/// Why the per-function index could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum FunctionsError {
+    /// The tree could not be listed.
+    #[error("cannot list the Python files under {root}: {source}")]
+    Walk {
+        /// The repository root.
+        root: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+/// What went into an index.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CorpusStats {
+    /// `.py` files under the root.
+    pub python_files: usize,
+    /// Of those, left out as tests.
+    pub test_files: usize,
+    /// Left out because they are not UTF-8.
+    pub undecodable_files: usize,
+    /// Left out because CPython would not parse them.
+    pub unparsable_files: usize,
+    /// Documents (functions and methods).
+    pub documents: usize,
+}
+
+/// A document without its text (what a hit reports).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocMeta {
+    /// SweRank's id: `path.py/Class/method` or `path.py/function`.
+    pub id: String,
+    /// Repo-relative path.
+    pub file: String,
+    /// First line (the `def` line).
+    pub start_line: usize,
+    /// Last line.
+    pub end_line: usize,
+}
+
+/// One ranked document.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FunctionHit {
+    /// SweRank's id: `path.py/Class/method` or `path.py/function`.
+    pub id: String,
+    /// Repo-relative path.
+    pub file: String,
+    /// First line (the `def` line).
+    pub start_line: usize,
+    /// Last line.
+    pub end_line: usize,
+    /// BM25 score.
+    pub score: f32,
+}
+
+/// Hits best first, or why there are none.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FunctionSearch {
+    /// At most `top_k` documents with a positive score.
+    pub hits: Vec<FunctionHit>,
+    /// Set when nothing scored: what to change.
+    pub empty_reason: Option<&'static str>,
+}
+
+/// BM25 over a tree's per-function documents.
+#[derive(Debug)]
+pub struct FunctionIndex {
+    root: PathBuf,
+    filter: TestFilter,
+    docs: Vec<DocMeta>,
+    index: DocIndex,
+    stats: CorpusStats,
+    build_ms: f64,
+}
+
+/// One file's contribution: its documents' metadata and tokens, or why it has none.
+enum FileOutcome {
+    Test,
+    Undecodable,
+    Unparsable,
+    Docs(Vec<(DocMeta, Vec<String>)>),
+}
+
+impl FunctionIndex {
+    /// Reads every Python file under `root` (in parallel) and indexes its documents.
+    pub fn build(root: &Path, filter: TestFilter) -> Result<FunctionIndex, FunctionsError> {
+        let started = Instant::now();
+        let files = corpus::python_files(root).map_err(|source| FunctionsError::Walk {
+            root: root.to_path_buf(),
+            source,
+        })?;
+        let outcomes: Vec<FileOutcome> = files
+            .par_iter()
+            .map_init(Tokenizer::new, |tokenizer, f| {
+                if filter.is_test(&f.rel) {
+                    return FileOutcome::Test;
+                }
+                let Some(text) = corpus::read_python(&f.abs) else {
+                    return FileOutcome::Undecodable;
+                };
+                let Some(docs) = corpus::file_documents(&f.rel, &text) else {
+                    return FileOutcome::Unparsable;
+                };
+                FileOutcome::Docs(
+                    docs.into_iter()
+                        .map(|d| {
+                            let tokens = tokenizer.tokenize(&d.text);
+                            let meta = DocMeta {
+                                id: d.id,
+                                file: d.file,
+                                start_line: d.start_line,
+                                end_line: d.end_line,
+                            };
+                            (meta, tokens)
+                        })
+                        .collect(),
+                )
+            })
+            .collect();
+        let mut stats = CorpusStats {
+            python_files: files.len(),
+            ..CorpusStats::default()
+        };
+        let mut docs = Vec::new();
+        let mut tokens = Vec::new();
+        for outcome in outcomes {
+            match outcome {
+                FileOutcome::Test => stats.test_files += 1,
+                FileOutcome::Undecodable => stats.undecodable_files += 1,
+                FileOutcome::Unparsable => stats.unparsable_files += 1,
+                FileOutcome::Docs(list) => {
+                    for (meta, toks) in list {
+                        docs.push(meta);
+                        tokens.push(toks);
+                    }
+                }
+            }
+        }
+        stats.documents = docs.len();
+        let index = DocIndex::build(tokens);
+        Ok(FunctionIndex {
+            root: root.to_path_buf(),
+            filter,
+            docs,
+            index,
+            stats,
+            build_ms: started.elapsed().as_secs_f64() * 1000.0,
+        })
+    }
+
+    /// The indexed tree.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The test filter it was built with.
+    pub fn filter(&self) -> TestFilter {
+        self.filter
+    }
+
+    /// What went into it.
+    pub fn stats(&self) -> &CorpusStats {
+        &self.stats
+    }
+
+    /// Time the build took, in milliseconds.
+    pub fn build_ms(&self) -> f64 {
+        self.build_ms
+    }
+
+    /// The documents in corpus order.
+    pub fn documents(&self) -> &[DocMeta] {
+        &self.docs
+    }
+
+    /// The best `top_k` documents for `query` (the whole issue text, say).
+    pub fn search(&self, query: &str, top_k: usize) -> FunctionSearch {
+        let tokens = Tokenizer::new().tokenize(query);
+        let empty_reason = if self.docs.is_empty() {
+            Some("the repository has no function outside test files")
+        } else if tokens.is_empty() {
+            Some(
+                "the query has no searchable word (words of 2+ letters/digits that are not stop words)",
+            )
+        } else if !tokens.iter().any(|t| self.index.has_token(t)) {
+            Some("no word of the query occurs in any function")
+        } else {
+            None
+        };
+        let hits = self
+            .index
+            .search(&tokens, top_k)
+            .into_iter()
+            .filter_map(|(d, score)| {
+                let m = self.docs.get(d)?;
+                Some(FunctionHit {
+                    id: m.id.clone(),
+                    file: m.file.clone(),
+                    start_line: m.start_line,
+                    end_line: m.end_line,
+                    score,
+                })
+            })
+            .collect();
+        FunctionSearch { hits, empty_reason }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,168 @@
+//! The per-function corpus and its index on a repository the test writes.
+
+use super::corpus::{file_documents, python_files};
+use super::*;
+
+const SHOP: &str = "\
+import os
+
+
+class Cart:
+    \"\"\"A cart.\"\"\"
+
+    def __init__(self):
+        self.items = []
+
+    @property
+    def size(self):
+        return len(self.items)
+
+    @size.setter
+    def size(self, value):
+        raise AttributeError(value)
+
+    def total(self):
+        def price(item):
+            return item.price
+        return sum(price(i) for i in self.items)
+
+    if os.name == 'nt':
+        def windows_only(self):
+            pass
+
+    async def refresh(self):
+        pass
+
+    class Line:
+        def cost(self):
+            return 0
+
+
+def total():
+    return 0
+
+
+@cached
+def make_cart():
+    class Local:
+        def hidden(self):
+            pass
+    return Cart()
+";
+
+fn write(root: &Path, rel: &str, bytes: &[u8]) {
+    let path = root.join(rel);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).expect("mkdir");
+    }
+    std::fs::write(path, bytes).expect("write");
+}
+
+#[test]
+fn functions_corpus_is_swerank_format() {
+    let docs = file_documents("pkg/shop.py", SHOP).expect("parses");
+    let ids: Vec<&str> = docs.iter().map(|d| d.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            // Functions in `ast.walk` order: the module's, then nested ones by depth.
+            // The top-level `total` is left out: `Cart` has a method of that name.
+            "pkg/shop.py/make_cart",
+            "pkg/shop.py/price",
+            "pkg/shop.py/windows_only",
+            // Then the direct methods of each class, classes in walk order.
+            "pkg/shop.py/Cart/__init__",
+            "pkg/shop.py/Cart/size",
+            "pkg/shop.py/Cart/total",
+            "pkg/shop.py/Cart/refresh",
+            "pkg/shop.py/Line/cost",
+            "pkg/shop.py/Local/hidden",
+        ]
+    );
+    let by_id = |id: &str| docs.iter().find(|d| d.id == id).expect("document");
+    // A method: the id line, `class Cart:` glued to the method's first line, no
+    // decorator; the setter (the last `size`) replaced the getter's text.
+    let size = by_id("pkg/shop.py/Cart/size");
+    assert_eq!(
+        size.text,
+        "pkg/shop.py/Cart/size\nclass Cart:    def size(self, value):\n        raise AttributeError(value)"
+    );
+    assert_eq!((size.start_line, size.end_line), (15, 16));
+    let make = by_id("pkg/shop.py/make_cart");
+    assert!(
+        make.text
+            .starts_with("pkg/shop.py/make_cart\ndef make_cart():\n    class Local:")
+    );
+    assert!(make.text.ends_with("    return Cart()"));
+    assert_eq!(
+        by_id("pkg/shop.py/price").text,
+        "pkg/shop.py/price\n        def price(item):\n            return item.price"
+    );
+    assert_eq!(file_documents("py2.py", "print 'x'\n"), None);
+}
+
+#[test]
+fn functions_index_reads_the_tree_and_ranks_functions() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    write(root, "pkg/shop.py", SHOP.as_bytes());
+    write(
+        root,
+        "pkg/tests/test_shop.py",
+        b"def test_total():\n    assert total() == 0\n",
+    );
+    write(
+        root,
+        "pkg/tests/fixtures.py",
+        b"def make_fixture():\n    pass\n",
+    );
+    write(root, "pkg/old.py", b"print 'python 2'\n");
+    write(root, "pkg/latin.py", b"def caf\xe9():\n    pass\n");
+    write(root, ".tools/gen.py", b"def generate_totals():\n    pass\n");
+    write(root, "setup.py", b"def setup():\n    pass\n");
+    let files: Vec<String> = python_files(root)
+        .expect("walk")
+        .into_iter()
+        .map(|f| f.rel)
+        .collect();
+    assert_eq!(
+        files,
+        [
+            ".tools/gen.py",
+            "pkg/latin.py",
+            "pkg/old.py",
+            "pkg/shop.py",
+            "pkg/tests/fixtures.py",
+            "pkg/tests/test_shop.py",
+            "setup.py"
+        ]
+    );
+    let index = FunctionIndex::build(root, TestFilter::Path).expect("builds");
+    let stats = index.stats();
+    assert_eq!(
+        (
+            stats.python_files,
+            stats.test_files,
+            stats.undecodable_files,
+            stats.unparsable_files
+        ),
+        (7, 2, 1, 1)
+    );
+    assert_eq!(stats.documents, 11);
+    assert_eq!(index.documents()[0].id, ".tools/gen.py/generate_totals");
+    let found = index.search("The cart total is wrong when an item has no price", 3);
+    assert_eq!(found.empty_reason, None);
+    let ids: Vec<&str> = found.hits.iter().map(|h| h.id.as_str()).collect();
+    assert_eq!(ids[0], "pkg/shop.py/Cart/total", "{found:?}");
+    assert!(found.hits.windows(2).all(|w| w[0].score >= w[1].score));
+    // The file-name rule keeps files under test-named directories.
+    let loose = FunctionIndex::build(root, TestFilter::FileName).expect("builds");
+    assert_eq!(loose.stats().test_files, 1);
+    let none = index.search("the of and", 5);
+    assert!(none.hits.is_empty() && none.empty_reason.is_some());
+    let none = index.search("zebra", 5);
+    assert_eq!(
+        none.empty_reason,
+        Some("no word of the query occurs in any function")
+    );
+}
