@@ -473,11 +473,29 @@ mod tests {
 
     #[test]
     fn runs_older_than_the_agent_columns_read_as_scripted() {
-        // The committed baseline was written before the agent columns existed.
+        // The committed baseline's rows, written as runs before the agent columns were.
         let baseline = Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/baseline");
-        let header = csv_header(&baseline.join("instances.csv")).unwrap();
+        let mut reader = csv::Reader::from_path(baseline.join("instances.csv")).unwrap();
+        let header = reader.headers().unwrap().clone();
+        let keep: Vec<usize> = (0..header.len())
+            .filter(|&i| !crate::output::agent_columns::COLUMNS.contains(&&header[i]))
+            .collect();
+        assert!(
+            keep.len() < header.len(),
+            "the baseline has the agent columns"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let mut old = csv::Writer::from_path(dir.path().join("instances.csv")).unwrap();
+        old.write_record(keep.iter().map(|&i| &header[i])).unwrap();
+        for row in reader.records() {
+            let row = row.unwrap();
+            old.write_record(keep.iter().map(|&i| &row[i])).unwrap();
+        }
+        old.flush().unwrap();
+        drop(old);
+        let header = csv_header(&dir.path().join("instances.csv")).unwrap();
         assert!(!header.iter().any(|h| h == "stop_reason"));
-        let run = load(&baseline).unwrap();
+        let run = load(dir.path()).unwrap();
         assert!(!run.rows.is_empty());
         assert!(run.rows.iter().all(|r| r.agent.is_none()));
         assert!(run.rows.iter().any(|r| r.ran() && r.wall_ms > 0.0));

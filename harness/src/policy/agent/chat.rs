@@ -173,42 +173,49 @@ impl ChatClient {
     }
 
     /// Sends `request` (a whole Chat Completions body) and returns the answer; see the
-    /// module doc for retries and errors.
-    pub async fn complete(&self, request: &Value) -> Result<Completion, ChatError> {
+    /// module doc for retries and errors. A failure comes with the time spent waiting
+    /// on the endpoint for it (a context overflow can follow minutes of generation),
+    /// so a turn that failed still counts in `llm_ms`; a recorded overflow replays with
+    /// its recorded time, so a replay's CSVs stay identical.
+    pub async fn complete(&self, request: &Value) -> Result<Completion, (ChatError, Duration)> {
         let key = self.cache.as_ref().map(|c| c.key(request));
         if let (Some(cache), Some(key)) = (&self.cache, &key)
             && let Some(hit) = cache.get(key)
         {
+            let latency = Duration::from_secs_f64(hit.latency_ms.max(0.0) / 1000.0);
             // A recorded overflow is the model's answer to this conversation too.
             if let Some(msg) = hit.body.pointer(OVERFLOW_POINTER).and_then(Value::as_str) {
-                return Err(ChatError::ContextOverflow(msg.to_string()));
+                return Err((ChatError::ContextOverflow(msg.to_string()), latency));
             }
             return Ok(Completion {
                 body: hit.body,
-                latency: Duration::from_secs_f64(hit.latency_ms / 1000.0),
+                latency,
                 cached: true,
                 attempts: 0,
             });
         }
         if self.replay_only {
-            return Err(ChatError::NotCached);
+            return Err((ChatError::NotCached, Duration::ZERO));
         }
+        let started = Instant::now();
         let done = match self.send_with_retries(request).await {
             Err(ChatError::ContextOverflow(msg)) => {
+                let spent = started.elapsed();
                 // Recorded like an answer: it ends the conversation the same way on
                 // replay. Other failures are not recorded, so a rerun retries them.
                 if let (Some(cache), Some(key)) = (&self.cache, &key) {
                     let entry = CachedResponse {
                         body: serde_json::json!({"navbench_error": {"context_overflow": msg}}),
-                        latency_ms: 0.0,
+                        latency_ms: spent.as_secs_f64() * 1000.0,
                     };
                     if let Err(e) = cache.put(key, request, &entry) {
                         tracing::warn!("cannot write the --llm-cache entry {key}: {e:#}");
                     }
                 }
-                return Err(ChatError::ContextOverflow(msg));
+                return Err((ChatError::ContextOverflow(msg), spent));
             }
-            other => other?,
+            Err(e) => return Err((e, started.elapsed())),
+            Ok(done) => done,
         };
         if let (Some(cache), Some(key)) = (&self.cache, &key) {
             let entry = CachedResponse {

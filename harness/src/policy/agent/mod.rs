@@ -226,13 +226,14 @@ impl Agent {
             let request = self.request(&messages, &offered);
             let done = match self.client.complete(&request).await {
                 Ok(done) => done,
-                Err(e) => {
+                Err((e, spent)) => {
+                    stats.llm_ms += spent.as_secs_f64() * 1000.0;
                     stats.stop_reason = match &e {
                         ChatError::ContextOverflow(_) => StopReason::ContextOverflow,
                         ChatError::Timeout { .. } => StopReason::LlmTimeout,
                         _ => StopReason::LlmError,
                     };
-                    transcript.push(json!({"role": "navbench", "turn": stats.llm_turns + 1, "error": e.to_string()}));
+                    transcript.push(json!({"role": "navbench", "turn": stats.llm_turns + 1, "error": e.to_string(), "llm_ms": spent.as_secs_f64() * 1000.0}));
                     if stats.stop_reason.is_failure() {
                         result = Err(anyhow::anyhow!("turn {}: {e}", stats.llm_turns + 1));
                     }
