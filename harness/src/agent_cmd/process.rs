@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt as _;
 use tokio::task::JoinHandle;
 
-use crate::mcp_client::{Signal, own_process_group, signal_group};
+use crate::mcp_client::{
+    Signal, TOKEN_VAR, become_subreaper, new_token, own_process_group, signal_group, sweep_async,
+};
 
 /// How much of the command's stdout is kept (its last bytes).
 pub const STDOUT_LIMIT: usize = 1024 * 1024;
@@ -99,6 +101,11 @@ pub async fn run(line: &str, cwd: &Path, env: &[(String, String)], timeout: Dura
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     own_process_group(&mut cmd);
+    // Marked as a server is, so what it starts in a session of its own (`setsid`) is
+    // found and reaped after it too.
+    become_subreaper();
+    let token = new_token();
+    cmd.env(TOKEN_VAR, &token);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -138,6 +145,7 @@ pub async fn run(line: &str, cwd: &Path, env: &[(String, String)], timeout: Dura
     // with it; then the readers see the pipes close.
     signal_group(pid, Signal::Kill);
     let _ = child.wait().await;
+    sweep_async(&token, pid, pid).await;
     let deadline = tokio::time::Instant::now() + DRAIN;
     for mut r in readers {
         if tokio::time::timeout_at(deadline, &mut r).await.is_err() {
@@ -195,6 +203,25 @@ mod tests {
         assert!(
             dies(bg.trim()).await,
             "the background sleep {bg} survived its command"
+        );
+    }
+
+    #[tokio::test]
+    async fn what_the_command_started_in_a_session_of_its_own_is_killed_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("detached.pid");
+        // `setsid` leaves the command's process group, so the group kill misses it.
+        let line = format!(
+            "python3 -c 'import subprocess; p = subprocess.Popen([\"sleep\", \"600\"], start_new_session=True); print(p.pid)' > {}; echo started",
+            pidfile.display()
+        );
+        let f = run(&line, dir.path(), &[], Duration::from_secs(30)).await;
+        assert!(matches!(f.ended, Ended::Exited(s) if s.success()), "{f:?}");
+        let detached = std::fs::read_to_string(&pidfile).unwrap();
+        assert!(!detached.trim().is_empty(), "{f:?}");
+        assert!(
+            dies(detached.trim()).await,
+            "the detached sleep {detached} survived its command"
         );
     }
 

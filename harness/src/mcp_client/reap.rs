@@ -13,6 +13,8 @@
 //!   reaped. Only those: the harness's other children (other lanes' servers, `git`,
 //!   `pip`) are waited for by the code that started them.
 //!
+//! An external agent's command (`crate::agent_cmd`) is marked and swept the same way.
+//!
 //! A descendant that clears its whole environment and leaves the session is not
 //! recognised; a cgroup would catch it, but needs privileges a benchmark should not.
 //! Elsewhere than Linux, [`sweep`] does nothing beyond the group kill.
@@ -24,7 +26,7 @@ pub const TOKEN_VAR: &str = "NAVBENCH_SESSION";
 
 /// A token no other session of any navbench process uses: our pid, the time this
 /// process first asked, and a counter.
-pub(super) fn new_token() -> String {
+pub(crate) fn new_token() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     static EPOCH: std::sync::OnceLock<u128> = std::sync::OnceLock::new();
     let epoch = EPOCH.get_or_init(|| {
@@ -38,7 +40,7 @@ pub(super) fn new_token() -> String {
 }
 
 /// Makes this process the child subreaper of its descendants (once; Linux only).
-pub(super) fn become_subreaper() {
+pub(crate) fn become_subreaper() {
     #[cfg(target_os = "linux")]
     {
         static ONCE: std::sync::Once = std::sync::Once::new();
@@ -77,7 +79,7 @@ pub(super) fn sweep_in_background(token: String, group: Option<u32>, server: Opt
 }
 
 /// [`sweep`] without blocking the async runtime.
-pub(super) async fn sweep_async(token: &str, group: Option<u32>, server: Option<u32>) {
+pub(crate) async fn sweep_async(token: &str, group: Option<u32>, server: Option<u32>) {
     let token = token.to_string();
     let _ = tokio::task::spawn_blocking(move || sweep(&token, group, server)).await;
 }
