@@ -43,6 +43,10 @@ pub enum Command {
     /// Serve a variant's server to any MCP client through a proxy that records every
     /// call in calls.csv (stdio, or Streamable HTTP with --http).
     Proxy(ProxyArgs),
+    /// Score each scripted policy under other values of its fitted constants, and
+    /// tell how the constants chosen on all repositories but one do on the one left
+    /// out (scores.csv, settings.csv, loo.csv, tune.md).
+    Tune(TuneArgs),
     /// Build datasets.
     #[command(subcommand)]
     Dataset(DatasetCommand),
@@ -211,6 +215,40 @@ pub struct ProxyArgs {
 }
 
 #[derive(Debug, clap::Args)]
+pub struct TuneArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Comma-separated variants [default: codegraph, retrieval-static, text].
+    #[arg(long, value_delimiter = ',')]
+    pub variants: Vec<String>,
+    /// Output dir [default: results/tune-<timestamp>].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Only these instances (comma-separated ids).
+    #[arg(long, value_delimiter = ',')]
+    pub instances: Vec<String>,
+    /// Only the first N instances.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Values to try for some knobs instead of off / half / double:
+    /// `name=v1,v2;name=v3` (names as in tune.md).
+    #[arg(long, default_value = "")]
+    pub grid: crate::tune::grid::GridOverrides,
+    /// Tokenizer for response tokens: cl100k_base or o200k_base.
+    #[arg(long, default_value = "cl100k_base")]
+    pub tokenizer: Tokenizer,
+    /// Per-call timeout in seconds (also bounds server start-up).
+    #[arg(long, default_value_t = 120.0)]
+    pub timeout: f64,
+    /// Timeout in seconds of the variant's indexing calls.
+    #[arg(long, default_value_t = 3600.0)]
+    pub index_timeout: f64,
+    /// Directory holding the server binaries [default: next to navbench].
+    #[arg(long)]
+    pub server_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
 pub struct GoldArgs {
     #[command(flatten)]
     pub source: SourceArgs,
@@ -348,6 +386,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Merge(a) => Ok(merge_command(a)),
         Command::McpConfig(a) => mcp_config_command(a),
         Command::Proxy(a) => proxy_command(a).await,
+        Command::Tune(a) => tune_command(a).await,
         Command::Dataset(DatasetCommand::FromGit(a)) => {
             let opts = crate::dataset_from_git::FromGitOptions {
                 since: a.since,
@@ -456,6 +495,30 @@ async fn proxy_command(a: ProxyArgs) -> anyhow::Result<i32> {
         tokenizer: a.tokenizer,
     };
     crate::proxy::command::run(opts).await?;
+    Ok(0)
+}
+
+async fn tune_command(a: TuneArgs) -> anyhow::Result<i32> {
+    let out = a.out.unwrap_or_else(|| {
+        let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S");
+        PathBuf::from("results").join(format!("tune-{stamp}"))
+    });
+    let mut cfg = crate::tune::TuneConfig::new(&a.source.dataset, out.clone());
+    if !a.variants.is_empty() {
+        cfg.variants = a.variants;
+    }
+    cfg.repo_url = a.source.repo_url;
+    cfg.cache = a.source.cache.unwrap_or_else(default_cache);
+    cfg.instances = a.instances;
+    cfg.limit = a.limit;
+    cfg.grid = a.grid;
+    cfg.tokenizer = a.tokenizer;
+    cfg.call_timeout = positive_secs("--timeout", a.timeout)?;
+    cfg.index_timeout = positive_secs("--index-timeout", a.index_timeout)?;
+    cfg.server_dir = a.server_dir;
+    let tables = crate::tune::tune(cfg).await?;
+    print!("{}", tables.markdown);
+    println!("results: {}", out.display());
     Ok(0)
 }
 

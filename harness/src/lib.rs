@@ -95,4 +95,5 @@ pub mod run_progress;
 pub mod shard;
 pub mod stats;
 pub mod tokens;
+pub mod tune;
 pub mod variants;

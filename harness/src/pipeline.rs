@@ -76,11 +76,11 @@ pub fn load_dataset(
 
 /// What one instance's preparation produced: its tree, gold locations, the warnings
 /// its checkout raised and the time its phases took.
-struct PreparedInstance {
-    workdir: PathBuf,
-    gold: Locations,
-    warnings: Vec<String>,
-    phases: Phases,
+pub(crate) struct PreparedInstance {
+    pub(crate) workdir: PathBuf,
+    pub(crate) gold: Locations,
+    pub(crate) warnings: Vec<String>,
+    pub(crate) phases: Phases,
 }
 
 /// Trees of finished instances, at most one per repository, that the next instance of
@@ -89,23 +89,25 @@ struct PreparedInstance {
 /// whose instance is done with every variant are offered, and each is taken once, so
 /// concurrent instances (`--jobs`) never share a tree.
 #[derive(Debug, Default)]
-struct FinishedTrees(Mutex<HashMap<String, String>>);
+pub(crate) struct FinishedTrees(Mutex<HashMap<String, String>>);
 
 impl FinishedTrees {
     /// The finished instance whose tree `repo`'s next instance may take over.
-    fn take(&self, repo: &str) -> Option<String> {
+    pub(crate) fn take(&self, repo: &str) -> Option<String> {
         let mut slots = self.0.lock().unwrap_or_else(|p| p.into_inner());
         slots.remove(repo)
     }
 
     /// Offers `instance_id`'s tree (its instance is done) to the next instance of `repo`.
-    fn offer(&self, repo: &str, instance_id: &str) {
+    pub(crate) fn offer(&self, repo: &str, instance_id: &str) {
         let mut slots = self.0.lock().unwrap_or_else(|p| p.into_inner());
         slots.insert(repo.to_string(), instance_id.to_string());
     }
 }
 
-fn prepare(
+/// Prepares one instance: its mirror, the gold derived from its patch, and its base
+/// tree (taken over from `reuse_from`'s finished tree when given).
+pub(crate) fn prepare(
     cache: &RepoCache,
     inst: &Instance,
     reuse_from: Option<&str>,
@@ -162,7 +164,7 @@ pub fn score_all(gold: &Locations, pred: &Locations) -> Option<Vec<f64>> {
 
 /// Removes a server's per-tree state once its instance is done (see
 /// [`Variant::per_tree_state`]). A failure costs disk space, not the row: it is logged.
-async fn drop_tree_state(dir: PathBuf) {
+pub(crate) async fn drop_tree_state(dir: PathBuf) {
     let shown = dir.display().to_string();
     let removed = tokio::task::spawn_blocking(move || match std::fs::remove_dir_all(&dir) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
@@ -220,6 +222,7 @@ async fn run_variant(
     let task = Task {
         instance: inst,
         workdir: &prep.workdir,
+        knobs: &crate::policy::knobs::Knobs::default(),
     };
     let t_policy = Instant::now();
     let Played {
@@ -529,7 +532,9 @@ fn record_failure(
 /// The instances grouped by repository (dataset order within a group), largest group
 /// first: `--jobs` lanes each take a whole group, and starting with the longest keeps
 /// the lanes' ends close together.
-fn repository_groups(instances: &[Instance]) -> std::collections::VecDeque<Vec<Instance>> {
+pub(crate) fn repository_groups(
+    instances: &[Instance],
+) -> std::collections::VecDeque<Vec<Instance>> {
     let mut groups: Vec<Vec<Instance>> = Vec::new();
     let mut at: HashMap<&str, usize> = HashMap::new();
     for inst in instances {

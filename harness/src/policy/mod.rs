@@ -15,9 +15,11 @@ pub mod agent;
 pub mod code_search;
 pub mod entities;
 pub mod evidence;
+pub mod knobs;
 pub mod ranking;
 pub mod terms;
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -50,6 +52,9 @@ pub struct Driver<'a> {
     setup: (&'static [&'static str], Option<Duration>),
     /// Every call made so far, in order.
     pub records: Vec<CallRecord>,
+    /// Results of earlier calls by (tool, arguments), when replaying is on
+    /// ([`Driver::with_memo`]).
+    memo: Option<HashMap<(String, String), CallOutcome>>,
 }
 
 impl<'a> Driver<'a> {
@@ -60,7 +65,18 @@ impl<'a> Driver<'a> {
             tokenizer,
             setup: (&[], None),
             records: Vec::new(),
+            memo: None,
         }
+    }
+
+    /// Answers a call made before with the same tool and arguments from its first
+    /// result instead of asking the server again. For `navbench tune`, which plays one
+    /// policy many times on one session: the servers' tools are deterministic, so a
+    /// replay is what the server would answer, and only the ranking is redone. Failed
+    /// calls are not kept (a timeout is asked again). A run never replays.
+    pub fn with_memo(mut self) -> Self {
+        self.memo = Some(HashMap::new());
+        self
     }
 
     /// Gives calls of `tools` (indexing) `timeout` instead of the session's call timeout.
@@ -82,7 +98,16 @@ impl<'a> Driver<'a> {
     /// [`Driver::call`] with its own timeout (e.g. a declared setup call's).
     pub async fn call_within(&mut self, tool: &str, args: Value, timeout: Duration) -> CallOutcome {
         let args_text = args.to_string();
-        let out = self.session.call_within(tool, args, timeout).await;
+        let key = (tool.to_string(), args_text.clone());
+        let out = match self.memo.as_ref().and_then(|m| m.get(&key)) {
+            Some(seen) => seen.clone(),
+            None => self.session.call_within(tool, args, timeout).await,
+        };
+        if let Some(memo) = self.memo.as_mut()
+            && !out.is_error
+        {
+            memo.entry(key).or_insert_with(|| out.clone());
+        }
         self.records.push(CallRecord {
             step: self.records.len() + 1,
             tool: tool.to_string(),
@@ -119,6 +144,8 @@ impl Driver<'_> {
 pub struct Task<'a> {
     pub instance: &'a Instance,
     pub workdir: &'a Path,
+    /// The policy's constants: every default in a run, other values in `navbench tune`.
+    pub knobs: &'a knobs::Knobs,
 }
 
 /// True for test files by the usual Python conventions (`test_*.py`, `*_test.py`,

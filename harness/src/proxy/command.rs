@@ -85,6 +85,7 @@ pub async fn run(o: ProxyOptions) -> anyhow::Result<()> {
     let task = Task {
         instance: &instance,
         workdir: &root,
+        knobs: &crate::policy::knobs::Knobs::default(),
     };
     let served = match proxy.setup(variant, &task).await {
         Ok(()) => serve(&proxy, &o).await,

@@ -51,6 +51,7 @@ use crate::dataset::{Locations, push_unique};
 use crate::policy::code_search::{self, CodeHit, Origin};
 use crate::policy::entities::EntityIndex;
 use crate::policy::evidence::{self, roll_up, specificity};
+use crate::policy::knobs::{Knob, Knobs};
 use crate::policy::ranking::Scores;
 use crate::policy::terms::{self, Extracted, Term};
 use crate::policy::{Driver, Task, is_auxiliary_file, is_test_file};
@@ -85,53 +86,125 @@ impl Variant for Codegraph {
     fn setup<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> SetupFuture<'a> {
         Box::pin(setup(driver, task))
     }
+    fn knobs(&self) -> &'static [Knob] {
+        &KNOBS
+    }
     fn localize<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> PolicyFuture<'a> {
         Box::pin(localize(driver, task))
     }
 }
 
 /// Terms looked up with `search_code` (one call).
-pub const MAX_TERMS: usize = 10;
+pub const MAX_TERMS: Knob = Knob::count("max_terms", 10, "terms looked up with search_code");
 /// Results asked per term (and of the issue-text search).
-pub const CODE_TOP_K: usize = 10;
+pub const CODE_TOP_K: Knob = Knob::count("code_top_k", 10, "results asked per search_code query");
 /// Share of a name match's weight that a BM25 hit of the same term gets.
-pub const TERM_BM25: f64 = 0.3;
+pub const TERM_BM25: Knob = Knob::weight(
+    "term_bm25",
+    0.3,
+    "a term's BM25 hit, against its name match",
+);
 /// Weight of the joint term (all terms together) that `search_code` adds.
-pub const JOINT_WEIGHT: f64 = 0.6;
+pub const JOINT_WEIGHT: Knob = Knob::weight("joint_weight", 0.6, "the joint term of search_code");
 /// Weight of a fuzzy match (token-set ratio ≥ [`FUZZY_MIN`]) of an unresolved term.
-pub const FUZZY: f64 = 0.3;
+pub const FUZZY: Knob = Knob::weight("fuzzy", 0.3, "a fuzzy entity match of an unresolved term");
 /// Lowest fuzzy score (0–100) taken.
-pub const FUZZY_MIN: f64 = 90.0;
+pub const FUZZY_MIN: Knob = Knob::listed(
+    "fuzzy_min",
+    90.0,
+    &[80.0, 95.0, 101.0],
+    "lowest fuzzy score (0-100) taken; 101 takes none",
+);
 /// Weight of the top hit of the issue-text BM25 search.
-pub const ISSUE_BM25: f64 = 1.0;
+pub const ISSUE_BM25: Knob = Knob::weight(
+    "issue_bm25",
+    1.0,
+    "the top hit of the issue-text BM25 search",
+);
 /// Weight of the deepest traceback frame in the repository.
-pub const FRAME: f64 = 2.0;
+pub const FRAME: Knob = Knob::weight("frame", 2.0, "the deepest traceback frame");
 /// Weight of a file the issue names.
-pub const MENTIONED: f64 = 1.5;
+pub const MENTIONED: Knob = Knob::weight("mentioned", 1.5, "a file the issue names");
 /// Entities whose dependencies are followed.
-pub const EXPAND: usize = 5;
+pub const EXPAND: Knob = Knob::count("expand", 5, "entities whose dependencies are followed");
 /// Share of a linked candidate's score an entity gains.
-pub const LINK: f64 = 0.3;
+pub const LINK: Knob = Knob::weight("link", 0.3, "share of a linked candidate's score");
 /// Share of its root's score a graph-only neighbour gains (divided by √neighbours).
-pub const NEIGHBOUR: f64 = 0.3;
+pub const NEIGHBOUR: Knob = Knob::weight(
+    "neighbour",
+    0.3,
+    "share of its root's score a graph-only neighbour gains",
+);
 /// Share of an entity's score the files importing it gain (divided by √importers).
-pub const IMPORTER: f64 = 0.5;
+pub const IMPORTER: Knob = Knob::weight(
+    "importer",
+    0.5,
+    "share of an entity's score its importing files gain",
+);
 /// Importing files searched for the code that uses the imported names.
-pub const IMPORTER_FILES: usize = 2;
+pub const IMPORTER_FILES: Knob = Knob::count(
+    "importer_files",
+    2,
+    "importing files searched for the using code",
+);
 /// Share of its file's importer gain the code using the imported names gains.
-pub const IMPORTER_USE: f64 = 0.5;
+pub const IMPORTER_USE: Knob = Knob::weight(
+    "importer_use",
+    0.5,
+    "share of its file's gain the using code gains",
+);
 /// Entities whose code is read with `get_code`.
-pub const READ: usize = 5;
+pub const READ: Knob = Knob::count("read", 5, "entities whose code is read");
 /// How much reading an entity's code can raise its score.
-pub const COVERAGE: f64 = 1.0;
+pub const COVERAGE: Knob = Knob::weight(
+    "coverage",
+    1.0,
+    "how much the issue's terms in read code raise a score",
+);
 /// Score factor for documentation, examples and benchmarks
 /// ([`crate::policy::is_auxiliary_file`]).
-pub const AUXILIARY: f64 = 0.3;
+pub const AUXILIARY: Knob = Knob::weight(
+    "auxiliary",
+    0.3,
+    "factor on documentation, examples and benchmarks",
+);
 /// How much an entity's rank depends on its file's score (0: not at all).
-pub const FILE_SHARE: f64 = 0.5;
+pub const FILE_SHARE: Knob = Knob::weight(
+    "file_share",
+    0.5,
+    "how much an entity's rank depends on its file's",
+);
 /// Factor on a class's score when it is answered as a function (for its
 /// `__init__` or class body, as LocAgent's ids have it).
-pub const CLASS_AS_FUNCTION: f64 = 0.25;
+pub const CLASS_AS_FUNCTION: Knob = Knob::weight(
+    "class_as_function",
+    0.25,
+    "factor on a class answered as a function",
+);
+
+/// Every tuned constant of the policy, for `navbench tune`.
+pub static KNOBS: [Knob; 20] = [
+    MAX_TERMS,
+    CODE_TOP_K,
+    TERM_BM25,
+    JOINT_WEIGHT,
+    FUZZY,
+    FUZZY_MIN,
+    ISSUE_BM25,
+    FRAME,
+    MENTIONED,
+    EXPAND,
+    LINK,
+    NEIGHBOUR,
+    IMPORTER,
+    IMPORTER_FILES,
+    IMPORTER_USE,
+    READ,
+    COVERAGE,
+    AUXILIARY,
+    FILE_SHARE,
+    CLASS_AS_FUNCTION,
+];
 /// Locations answered per level.
 pub const ANSWER_LEN: usize = 10;
 /// Longest query text sent to `search_code` (the issue is cut there, on a char boundary).
@@ -149,6 +222,8 @@ struct Found {
     entities: Scores,
     files: Scores,
     index: EntityIndex,
+    /// The policy's constants (the defaults, or a tuning run's values).
+    k: Knobs,
 }
 
 /// Step 1: `init_repository` on the checked-out tree (index time).
@@ -170,8 +245,16 @@ pub async fn setup(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Result<(
 pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Result<Locations> {
     setup(driver, task).await?;
     let ex = terms::extract(&task.instance.problem_statement);
-    let terms: Vec<Term> = ex.terms.iter().take(MAX_TERMS).cloned().collect();
-    let mut found = Found::default();
+    let terms: Vec<Term> = ex
+        .terms
+        .iter()
+        .take(task.knobs.count(&MAX_TERMS))
+        .cloned()
+        .collect();
+    let mut found = Found {
+        k: task.knobs.clone(),
+        ..Found::default()
+    };
     let unresolved = search_terms(driver, task, &terms, &mut found).await;
     search_fuzzy(driver, &unresolved, &mut found).await;
     search_issue(driver, task, &mut found).await;
@@ -193,7 +276,10 @@ async fn search_terms(
     }
     let q: Vec<&str> = terms.iter().map(|t| t.text.as_str()).collect();
     let out = driver
-        .call("search_code", json!({"query": q, "top_k": CODE_TOP_K}))
+        .call(
+            "search_code",
+            json!({"query": q, "top_k": found.k.count(&CODE_TOP_K)}),
+        )
         .await;
     let hits = code_search::parse(out.structured.as_ref());
     score_term_hits(&hits, terms, task.workdir, found);
@@ -211,7 +297,8 @@ async fn search_terms(
 /// Scores the hits of the term search (see step 3 of the module doc).
 fn score_term_hits(hits: &[CodeHit], terms: &[Term], root: &Path, found: &mut Found) {
     let weight: HashMap<&str, f64> = terms.iter().map(|t| (t.text.as_str(), t.weight)).collect();
-    let term_weight = |t: &str| weight.get(t).copied().unwrap_or(JOINT_WEIGHT);
+    let (joint, term_bm25) = (found.k.get(&JOINT_WEIGHT), found.k.get(&TERM_BM25));
+    let term_weight = |t: &str| weight.get(t).copied().unwrap_or(joint);
     // How many entities each term names, and each term's BM25 hit count so far.
     let mut defs: HashMap<&str, usize> = HashMap::new();
     for h in hits
@@ -231,7 +318,7 @@ fn score_term_hits(hits: &[CodeHit], terms: &[Term], root: &Path, found: &mut Fo
                 _ => {
                     let pos = seen.entry(t.as_str()).or_default();
                     *pos += 1;
-                    w * TERM_BM25 * decay(*pos - 1)
+                    w * term_bm25 * decay(*pos - 1)
                 }
             };
             if h.kind == "file" && h.origin == Origin::Name {
@@ -258,6 +345,7 @@ async fn search_fuzzy(driver: &mut Driver<'_>, unresolved: &[Term], found: &mut 
         .as_ref()
         .and_then(|v| v.get("results"))
         .and_then(Value::as_array);
+    let (fuzzy, fuzzy_min) = (found.k.get(&FUZZY), found.k.get(&FUZZY_MIN));
     for (term, r) in unresolved.iter().zip(results.into_iter().flatten()) {
         let matches = r.get("matches").and_then(Value::as_array);
         for m in matches.into_iter().flatten() {
@@ -265,9 +353,9 @@ async fn search_fuzzy(driver: &mut Driver<'_>, unresolved: &[Term], found: &mut 
             let id = m.get("id").and_then(Value::as_str).unwrap_or("");
             let score = m.get("score").and_then(Value::as_f64).unwrap_or(0.0);
             let file = id.split(':').next().unwrap_or(id);
-            if (kind == "class" || kind == "function") && score >= FUZZY_MIN && !is_test_file(file)
+            if (kind == "class" || kind == "function") && score >= fuzzy_min && !is_test_file(file)
             {
-                found.entities.add(id, term.weight * FUZZY);
+                found.entities.add(id, term.weight * fuzzy);
             }
         }
     }
@@ -284,7 +372,7 @@ async fn search_issue(driver: &mut Driver<'_>, task: &Task<'_>, found: &mut Foun
     let out = driver
         .call(
             "search_code",
-            json!({"query": [query], "top_k": CODE_TOP_K}),
+            json!({"query": [query], "top_k": found.k.count(&CODE_TOP_K)}),
         )
         .await;
     let hits = code_search::parse(out.structured.as_ref());
@@ -295,11 +383,12 @@ async fn search_issue(driver: &mut Driver<'_>, task: &Task<'_>, found: &mut Foun
             push_unique(&mut entities, id);
         }
     }
+    let issue_bm25 = found.k.get(&ISSUE_BM25);
     for (i, id) in entities.iter().enumerate() {
-        found.entities.add(id, ISSUE_BM25 * decay(i));
+        found.entities.add(id, issue_bm25 * decay(i));
     }
     for (i, f) in files.iter().enumerate() {
-        found.files.add(f, ISSUE_BM25 * decay(i));
+        found.files.add(f, issue_bm25 * decay(i));
     }
 }
 
@@ -317,7 +406,7 @@ fn add_frames(task: &Task<'_>, ex: &Extracted, found: &mut Found) {
     let n = frames.len();
     let mut file_best: Vec<(String, f64)> = Vec::new();
     for (i, (file, frame)) in frames.iter().enumerate() {
-        let s = FRAME * (0.5 + 0.5 * (i + 1) as f64 / n as f64);
+        let s = found.k.get(&FRAME) * (0.5 + 0.5 * (i + 1) as f64 / n as f64);
         if let Some(id) = frame_entity(&mut found.index, task.workdir, file, frame) {
             found.entities.add(&id, s);
         }
@@ -333,7 +422,8 @@ fn add_frames(task: &Task<'_>, ex: &Extracted, found: &mut Found) {
         if let Some(f) = evidence::resolve_path(task.workdir, p)
             && !is_test_file(&f)
         {
-            found.files.add(&f, MENTIONED);
+            let mentioned = found.k.get(&MENTIONED);
+            found.files.add(&f, mentioned);
         }
     }
 }
@@ -369,7 +459,9 @@ fn frame_entity(
 
 /// Step 6: one hop of `get_dependencies` from the best entities (see the module doc).
 async fn expand(driver: &mut Driver<'_>, task: &Task<'_>, found: &mut Found) {
-    let roots: Vec<String> = found.entities.ranked().into_iter().take(EXPAND).collect();
+    let roots: Vec<String> = (found.entities.ranked().into_iter())
+        .take(found.k.count(&EXPAND))
+        .collect();
     if roots.is_empty() {
         return;
     }
@@ -385,7 +477,8 @@ async fn expand(driver: &mut Driver<'_>, task: &Task<'_>, found: &mut Found) {
         )
         .await;
     let edges = edge_pairs(out.structured.as_ref());
-    let gains = graph_gains(&found.entities, &roots, &edges);
+    let shares = (found.k.get(&NEIGHBOUR), found.k.get(&LINK));
+    let gains = graph_gains(&found.entities, &roots, &edges, shares);
     for (id, g) in gains {
         found.entities.add(&id, g);
     }
@@ -425,7 +518,7 @@ async fn add_importers(
                 push_unique_str(&mut importers, s);
             }
         }
-        let share = IMPORTER / (importers.len().max(1) as f64).sqrt();
+        let share = found.k.get(&IMPORTER) / (importers.len().max(1) as f64).sqrt();
         let r = found.entities.get(root);
         for f in importers {
             gained.add(f, share * r);
@@ -439,7 +532,8 @@ async fn add_importers(
     for f in gained.ranked() {
         found.files.add(&f, gained.get(&f));
     }
-    for f in gained.ranked().into_iter().take(IMPORTER_FILES) {
+    let importer_use = found.k.get(&IMPORTER_USE);
+    for f in (gained.ranked().into_iter()).take(found.k.count(&IMPORTER_FILES)) {
         let q = names.get(&f).cloned().unwrap_or_default();
         let out = driver
             .call(
@@ -456,7 +550,7 @@ async fn add_importers(
             for id in h.entities(&mut found.index, task.workdir) {
                 found
                     .entities
-                    .add(&id, IMPORTER_USE * gained.get(&f) * decay(pos));
+                    .add(&id, importer_use * gained.get(&f) * decay(pos));
                 pos += 1;
             }
         }
@@ -484,12 +578,13 @@ fn edge_pairs(structured: Option<&Value>) -> Vec<(String, String)> {
         .collect()
 }
 
-/// What the edges around `roots` add (see step 6 of the module doc), in edge order.
-/// Pure, so it is tested on its own.
+/// What the edges around `roots` add (see step 6 of the module doc), in edge order,
+/// with the [`NEIGHBOUR`] and [`LINK`] shares given. Pure, so it is tested on its own.
 fn graph_gains(
     scores: &Scores,
     roots: &[String],
     edges: &[(String, String)],
+    (neighbour, link): (f64, f64),
 ) -> Vec<(String, f64)> {
     let mut gains: Vec<(String, f64)> = Vec::new();
     let mut linked: Vec<(&str, &str)> = Vec::new();
@@ -500,7 +595,7 @@ fn graph_gains(
         // not drown the few functions it delegates to.
         for side in [Side::Down, Side::Up] {
             let neighbours = side.neighbours(root, edges);
-            let share = NEIGHBOUR / (neighbours.len().max(1) as f64).sqrt();
+            let share = neighbour / (neighbours.len().max(1) as f64).sqrt();
             for n in neighbours {
                 let other = scores.get(n);
                 if other <= 0.0 {
@@ -514,8 +609,8 @@ fn graph_gains(
                 };
                 if !linked.contains(&pair) {
                     linked.push(pair);
-                    gains.push((root.clone(), LINK * other));
-                    gains.push((n.to_string(), LINK * r));
+                    gains.push((root.clone(), link * other));
+                    gains.push((n.to_string(), link * r));
                 }
             }
         }
@@ -551,7 +646,9 @@ impl Side {
 
 /// Step 7: reads the best entities and scales each by how much of the issue it uses.
 async fn read_best(driver: &mut Driver<'_>, terms: &[Term], found: &mut Found) {
-    let best: Vec<String> = found.entities.ranked().into_iter().take(READ).collect();
+    let best: Vec<String> = (found.entities.ranked().into_iter())
+        .take(found.k.count(&READ))
+        .collect();
     if best.is_empty() {
         return;
     }
@@ -559,7 +656,8 @@ async fn read_best(driver: &mut Driver<'_>, terms: &[Term], found: &mut Found) {
     for (name, code) in split_code(&out.text) {
         if best.contains(&name) {
             let cover = evidence::term_coverage(code, terms);
-            found.entities.scale(&name, 1.0 + COVERAGE * cover);
+            let coverage = found.k.get(&COVERAGE);
+            found.entities.scale(&name, 1.0 + coverage * cover);
         }
     }
 }
@@ -579,9 +677,11 @@ fn split_code(text: &str) -> Vec<(String, &str)> {
 /// Step 8: from entity and file scores to the three levels.
 fn answer(mut found: Found, task: &Task<'_>) -> Locations {
     let file_of = |id: &str| id.split(':').next().unwrap_or(id).to_string();
+    let (auxiliary, class_as_function) = (found.k.get(&AUXILIARY), found.k.get(&CLASS_AS_FUNCTION));
+    let file_share = found.k.get(&FILE_SHARE);
     let aux = |id: &str| {
         if is_auxiliary_file(&file_of(id)) {
-            AUXILIARY
+            auxiliary
         } else {
             1.0
         }
@@ -597,7 +697,7 @@ fn answer(mut found: Found, task: &Task<'_>) -> Locations {
         if let Some(f) = ids.function {
             // A class answers for its `__init__` and body; its methods answer first.
             let w = if f == id && ids.short_name.is_none() {
-                CLASS_AS_FUNCTION
+                class_as_function
             } else {
                 1.0
             };
@@ -613,7 +713,7 @@ fn answer(mut found: Found, task: &Task<'_>) -> Locations {
     }
     // An entity in a strong file outranks an equal one in a weak file.
     let best_file = files.ranked().first().map_or(1.0, |f| files.get(f));
-    let standing = |id: &str| 1.0 - FILE_SHARE + FILE_SHARE * files.get(&file_of(id)) / best_file;
+    let standing = |id: &str| 1.0 - file_share + file_share * files.get(&file_of(id)) / best_file;
     let weigh = |v: Vec<(String, f64)>| -> Vec<(String, f64)> {
         v.into_iter()
             .map(|(id, s)| {
@@ -635,6 +735,8 @@ fn answer(mut found: Found, task: &Task<'_>) -> Locations {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const SHARES: (f64, f64) = (NEIGHBOUR.default, LINK.default);
 
     fn scores(items: &[(&str, f64)]) -> Scores {
         let mut s = Scores::default();
@@ -667,20 +769,23 @@ mod tests {
                 "tests/test_core.py:helper".to_string(),
             ),
         ];
-        let g = graph_gains(&s, &roots, &edges);
+        let g = graph_gains(&s, &roots, &edges, SHARES);
         // The one callee that is not a test takes the whole downstream share.
         assert_eq!(
             g,
             vec![
-                ("seaborn/utils.py:_normalize".to_string(), NEIGHBOUR * 2.0),
-                (roots[0].clone(), LINK * 1.0),
+                (
+                    "seaborn/utils.py:_normalize".to_string(),
+                    NEIGHBOUR.default * 2.0
+                ),
+                (roots[0].clone(), LINK.default * 1.0),
                 (
                     "seaborn/_oldcore.py:HueMapping.__call__".to_string(),
-                    LINK * 2.0
+                    LINK.default * 2.0
                 ),
             ]
         );
-        assert!(graph_gains(&s, &roots, &[]).is_empty());
+        assert!(graph_gains(&s, &roots, &[], SHARES).is_empty());
     }
 
     #[test]
@@ -688,7 +793,7 @@ mod tests {
         let s = scores(&[("a.py:f", 1.0), ("a.py:g", 1.0)]);
         let roots = vec!["a.py:f".to_string(), "a.py:g".to_string()];
         let edges = vec![("a.py:f".to_string(), "a.py:g".to_string())];
-        assert_eq!(graph_gains(&s, &roots, &edges).len(), 2);
+        assert_eq!(graph_gains(&s, &roots, &edges, SHARES).len(), 2);
     }
 
     #[test]

@@ -133,6 +133,11 @@ pub trait Variant: Sync {
     fn setup<'a>(&'a self, _driver: &'a mut Driver<'_>, _task: &'a Task<'_>) -> SetupFuture<'a> {
         Box::pin(async { Ok(()) })
     }
+    /// The tuned constants of the scripted policy (`navbench tune` tries other values;
+    /// a run uses their defaults unless the task's knobs say otherwise). Default: none.
+    fn knobs(&self) -> &'static [crate::policy::knobs::Knob] {
+        &[]
+    }
     /// Runs the variant's scripted policy on `task` through `driver`.
     fn localize<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> PolicyFuture<'a>;
 

@@ -41,6 +41,7 @@ use anyhow::Context as _;
 use super::{PolicyFuture, Preparation, Prepared, SetupFuture, Variant};
 use crate::dataset::{Locations, push_unique};
 use crate::policy::entities::EntityIndex;
+use crate::policy::knobs::Knob;
 use crate::policy::ranking::Scores;
 use crate::policy::terms;
 use crate::policy::{Driver, Task, is_test_file};
@@ -119,6 +120,9 @@ impl Variant for Retrieval {
     }
     fn setup<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> SetupFuture<'a> {
         Box::pin(setup(driver, task))
+    }
+    fn knobs(&self) -> &'static [Knob] {
+        &KNOBS
     }
     fn localize<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> PolicyFuture<'a> {
         Box::pin(localize(driver, task))
@@ -201,17 +205,40 @@ pub const INDEX_WAIT_SECONDS: u64 = 600;
 /// `index_repository` calls made before giving up on a tree that is still indexing.
 pub const INDEX_ATTEMPTS: usize = 6;
 /// Chunks asked for the issue text.
-pub const STATEMENT_TOP_K: usize = 30;
+pub const STATEMENT_TOP_K: Knob =
+    Knob::count("statement_top_k", 30, "chunks asked for the issue text");
 /// Identifiers sent in the second query.
-pub const IDENTIFIER_TERMS: usize = 8;
+pub const IDENTIFIER_TERMS: Knob =
+    Knob::count("identifier_terms", 8, "identifiers in the second query");
 /// Chunks asked for the identifier query.
-pub const IDENTIFIER_TOP_K: usize = 20;
-/// Reciprocal rank fusion constant.
-pub const RRF_K: f64 = 10.0;
+pub const IDENTIFIER_TOP_K: Knob = Knob::count(
+    "identifier_top_k",
+    20,
+    "chunks asked for the identifier query",
+);
+/// Reciprocal rank fusion constant (60 is the usual default of RRF's paper).
+pub const RRF_K: Knob = Knob::listed(
+    "rrf_k",
+    10.0,
+    &[1.0, 30.0, 60.0],
+    "reciprocal rank fusion constant",
+);
 /// Weight of the issue-text ranking.
-pub const STATEMENT_WEIGHT: f64 = 1.0;
+pub const STATEMENT_WEIGHT: Knob =
+    Knob::weight("statement_weight", 1.0, "weight of the issue-text ranking");
 /// Weight of the identifier ranking.
-pub const IDENTIFIER_WEIGHT: f64 = 0.8;
+pub const IDENTIFIER_WEIGHT: Knob =
+    Knob::weight("identifier_weight", 0.8, "weight of the identifier ranking");
+
+/// Every tuned constant of the policy (both retrieval variants), for `navbench tune`.
+pub static KNOBS: [Knob; 6] = [
+    STATEMENT_TOP_K,
+    IDENTIFIER_TERMS,
+    IDENTIFIER_TOP_K,
+    RRF_K,
+    STATEMENT_WEIGHT,
+    IDENTIFIER_WEIGHT,
+];
 /// Locations answered per level.
 pub const ANSWER_LEN: usize = 10;
 /// `codebase_retrieval`'s query limit (characters).
@@ -279,12 +306,17 @@ fn entities_of(
     out
 }
 
-fn add_ranking(scores: &mut Scores, ranking: &[(String, Option<String>)], weight: f64) {
+/// Adds `ranking` to `scores` by reciprocal rank fusion: `weight / (rrf_k + rank)`.
+fn add_ranking(
+    scores: &mut Scores,
+    ranking: &[(String, Option<String>)],
+    (weight, rrf_k): (f64, f64),
+) {
     // The key carries both ids so the answer can recover them; `\u{1f}` never occurs
     // in a path or a Python name.
     for (i, (module, function)) in ranking.iter().enumerate() {
         let key = format!("{module}\u{1f}{}", function.as_deref().unwrap_or(""));
-        scores.add(&key, weight / (RRF_K + (i + 1) as f64));
+        scores.add(&key, weight / (rrf_k + (i + 1) as f64));
     }
 }
 
@@ -347,16 +379,17 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
         let out = driver
             .call(
                 "codebase_retrieval",
-                json!({"query": statement, "top_k": STATEMENT_TOP_K}),
+                json!({"query": statement, "top_k": task.knobs.count(&STATEMENT_TOP_K)}),
             )
             .await;
-        answers.push((parse_chunks(out.structured.as_ref()), STATEMENT_WEIGHT));
+        let weight = task.knobs.get(&STATEMENT_WEIGHT);
+        answers.push((parse_chunks(out.structured.as_ref()), weight));
     }
     let ex = terms::extract(&task.instance.problem_statement);
     let identifiers: Vec<&str> = ex
         .terms
         .iter()
-        .take(IDENTIFIER_TERMS)
+        .take(task.knobs.count(&IDENTIFIER_TERMS))
         .map(|t| t.text.as_str())
         .collect();
     if !identifiers.is_empty() {
@@ -364,10 +397,11 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
         let out = driver
             .call(
                 "codebase_retrieval",
-                json!({"query": query, "top_k": IDENTIFIER_TOP_K}),
+                json!({"query": query, "top_k": task.knobs.count(&IDENTIFIER_TOP_K)}),
             )
             .await;
-        answers.push((parse_chunks(out.structured.as_ref()), IDENTIFIER_WEIGHT));
+        let weight = task.knobs.get(&IDENTIFIER_WEIGHT);
+        answers.push((parse_chunks(out.structured.as_ref()), weight));
     }
 
     for (chunks, weight) in &answers {
@@ -378,7 +412,7 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
             }
         }
         let ranking = entities_of(&mut index, task, chunks);
-        add_ranking(&mut fused, &ranking, *weight);
+        add_ranking(&mut fused, &ranking, (*weight, task.knobs.get(&RRF_K)));
     }
 
     let mut loc = Locations::default();

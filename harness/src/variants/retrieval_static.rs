@@ -73,6 +73,10 @@ impl Variant for RetrievalStatic {
     fn setup<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> SetupFuture<'a> {
         Box::pin(retrieval::setup(driver, task))
     }
+    /// The retrieval policy's constants: the same policy over another encoder.
+    fn knobs(&self) -> &'static [crate::policy::knobs::Knob] {
+        &retrieval::KNOBS
+    }
     fn localize<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> PolicyFuture<'a> {
         Box::pin(retrieval::localize(driver, task))
     }

@@ -38,6 +38,7 @@ use std::path::Path;
 use super::{PolicyFuture, Variant};
 use crate::dataset::Locations;
 use crate::policy::entities::EntityIndex;
+use crate::policy::knobs::Knob;
 use crate::policy::ranking::Scores;
 use crate::policy::terms::{self, Extracted};
 use crate::policy::{Driver, Task, is_test_file};
@@ -59,17 +60,23 @@ impl Variant for Text {
     fn server_args(&self, workdir: &Path, _cache: &Path) -> Vec<String> {
         vec!["--root".to_string(), super::arg(workdir)]
     }
+    fn knobs(&self) -> &'static [Knob] {
+        &KNOBS
+    }
     fn localize<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> PolicyFuture<'a> {
         Box::pin(localize(driver, task))
     }
 }
 
 /// How many terms are grepped (one call each).
-pub const MAX_TERMS: usize = 12;
+pub const MAX_TERMS: Knob = Knob::count("max_terms", 12, "terms grepped, one call each");
 /// How many top-ranked files are read and ranked at function level.
-pub const FILES_TO_READ: usize = 5;
+pub const FILES_TO_READ: Knob = Knob::count("files_to_read", 5, "top files read and ranked");
 /// Score factor for test files.
-pub const TEST_FILE_FACTOR: f64 = 0.25;
+pub const TEST_FILE_FACTOR: Knob = Knob::weight("test_file_factor", 0.25, "factor on test files");
+
+/// Every tuned constant of the policy, for `navbench tune`.
+pub static KNOBS: [Knob; 3] = [MAX_TERMS, FILES_TO_READ, TEST_FILE_FACTOR];
 /// How many locations of each level the policy answers with.
 pub const ANSWER_LEN: usize = 10;
 /// Matches asked of one grep call.
@@ -149,13 +156,19 @@ struct TermHits {
 pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Result<Locations> {
     let ex: Extracted = terms::extract(&task.instance.problem_statement);
     let files = list_python_files(driver).await?;
-    let (mut file_scores, term_hits) = grep_terms(driver, &ex, files.len().max(1) as f64).await;
+    let n_files = files.len().max(1) as f64;
+    let max_terms = task.knobs.count(&MAX_TERMS);
+    let (mut file_scores, term_hits) = grep_terms(driver, &ex, n_files, max_terms).await;
     let top_term = term_hits.iter().map(|t| t.idf).fold(1.0_f64, f64::max);
-    adjust_file_scores(&mut file_scores, &ex, &files, top_term);
+    let test_factor = task.knobs.get(&TEST_FILE_FACTOR);
+    adjust_file_scores(&mut file_scores, &ex, &files, (top_term, test_factor));
     let ranked_files = file_scores.ranked();
 
     // Read the best files, then rank their functions and modules.
-    let to_read: Vec<String> = ranked_files.iter().take(FILES_TO_READ).cloned().collect();
+    let to_read: Vec<String> = (ranked_files.iter())
+        .take(task.knobs.count(&FILES_TO_READ))
+        .cloned()
+        .collect();
     for f in &to_read {
         driver.call("read_file", json!({"path": f})).await;
     }
@@ -199,10 +212,11 @@ async fn grep_terms(
     driver: &mut Driver<'_>,
     ex: &Extracted,
     n_files: f64,
+    max_terms: usize,
 ) -> (Scores, Vec<TermHits>) {
     let mut file_scores = Scores::default();
     let mut term_hits: Vec<TermHits> = Vec::new();
-    for term in ex.terms.iter().take(MAX_TERMS) {
+    for term in ex.terms.iter().take(max_terms) {
         let out = driver
             .call(
                 "grep",
@@ -262,8 +276,13 @@ async fn grep_terms(
 }
 
 /// Step 3's adjustments: files named by the issue get the largest single-term score;
-/// test files are scaled down.
-fn adjust_file_scores(file_scores: &mut Scores, ex: &Extracted, files: &[String], top_term: f64) {
+/// test files are scaled down by `test_factor`.
+fn adjust_file_scores(
+    file_scores: &mut Scores,
+    ex: &Extracted,
+    files: &[String],
+    (top_term, test_factor): (f64, f64),
+) {
     let mut mentioned: Vec<String> = Vec::new();
     for p in ex.paths.iter().chain(ex.frames.iter().map(|f| &f.path)) {
         if let Some(f) = match_mentioned(p, files)
@@ -274,7 +293,7 @@ fn adjust_file_scores(file_scores: &mut Scores, ex: &Extracted, files: &[String]
         }
     }
     for f in files.iter().filter(|f| is_test_file(f)) {
-        file_scores.scale(f, TEST_FILE_FACTOR);
+        file_scores.scale(f, test_factor);
     }
 }
 

@@ -63,6 +63,7 @@ pub async fn preflight(
                 let task = Task {
                     instance: inst,
                     workdir: &tree.dir,
+                    knobs: &crate::policy::knobs::Knobs::default(),
                 };
                 let mut driver = Driver::new(&mut session, cfg.tokenizer)
                     .with_setup_timeout(d.setup_tools, cfg.index_timeout);
