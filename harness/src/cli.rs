@@ -85,12 +85,33 @@ pub struct FromGitArgs {
     /// A local repository (bare or not), or a URL fetched into the cache's mirrors.
     #[arg(long, value_name = "PATH|URL")]
     pub repo: String,
-    /// Only commits after this revision (sha, tag, branch).
-    #[arg(long, value_name = "REF")]
+    /// `owner/name` the instances carry [default: from the URL or the `origin` remote,
+    /// else local/<directory>]; `run --repo-url` fills {owner} and {name} from it.
+    #[arg(long, value_name = "OWNER/NAME")]
+    pub name: Option<String>,
+    /// Only commits after this revision (sha, tag, branch), or committed on or after
+    /// this day (YYYY-MM-DD, committer date, UTC).
+    #[arg(long, value_name = "REF|DATE")]
     pub since: Option<String>,
+    /// Walk from this revision instead of HEAD, or only commits committed on or before
+    /// this day (YYYY-MM-DD, committer date, UTC).
+    #[arg(long, value_name = "REF|DATE")]
+    pub until: Option<String>,
     /// Stop after this many instances.
     #[arg(long, value_name = "N")]
     pub max: Option<usize>,
+    /// Skip a commit whose patch edits more Python files outside the tests than this
+    /// (a refactor, not one bug); 0: no limit.
+    #[arg(long, value_name = "N", default_value_t = crate::dataset_from_git::DEFAULT_MAX_FILES)]
+    pub max_files: usize,
+    /// Skip a commit whose message (the problem statement) has fewer words than this
+    /// ("typo", "lint", "bump version"); 0: no minimum.
+    #[arg(long, value_name = "N", default_value_t = crate::dataset_from_git::DEFAULT_MIN_WORDS)]
+    pub min_words: usize,
+    /// Keep a commit whose changes repeat those of one kept before (a backport or
+    /// cherry-pick of the same fix), skipped by default.
+    #[arg(long)]
+    pub keep_duplicates: bool,
     /// Output file [default: stdout].
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -390,7 +411,14 @@ async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Dataset(DatasetCommand::FromGit(a)) => {
             let opts = crate::dataset_from_git::FromGitOptions {
                 since: a.since,
+                until: a.until,
                 max: a.max,
+                quality: crate::dataset_from_git::Quality {
+                    max_files: (a.max_files > 0).then_some(a.max_files),
+                    min_words: a.min_words,
+                    skip_duplicates: !a.keep_duplicates,
+                },
+                name: a.name,
             };
             let cache = a.cache.unwrap_or_else(default_cache);
             let report = tokio::task::spawn_blocking(move || {
