@@ -161,9 +161,8 @@ fn variant_markdown(md: &mut String, vs: &VariantScores, t: &Loo) {
     };
     line("in-sample, shipped defaults", label(0), &t.default);
     line("in-sample, best of the grid", label(t.best.0), &t.best.1);
-    match &t.held_out {
-        Some(h) => line("leave-one-repository-out", "chosen per fold", h),
-        None => {}
+    if let Some(h) = &t.held_out {
+        line("leave-one-repository-out", "chosen per fold", h);
     }
     md.push('\n');
     if t.held_out.is_none() {
