@@ -406,9 +406,9 @@ async fn run_command(a: RunArgs) -> anyhow::Result<i32> {
             use crate::policy::agent::{Agent, AgentConfig, LlmCache, config};
             let cfg = AgentConfig::load(&config::locate(spec)?)?;
             let cache = a.llm_cache.as_deref().map(LlmCache::open).transpose()?;
-            pipeline::Policy::Agent(std::sync::Arc::new(
-                Agent::connect(cfg, cache, a.tokenizer).await?,
-            ))
+            let agent = Agent::new(cfg, cache, a.tokenizer)?;
+            agent.check_endpoint().await?;
+            pipeline::Policy::Agent(std::sync::Arc::new(agent))
         }
     };
     let cfg = RunConfig {
