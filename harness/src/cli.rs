@@ -473,9 +473,7 @@ async fn run_command(a: RunArgs) -> anyhow::Result<i32> {
             use crate::policy::agent::{Agent, AgentConfig, LlmCache, config};
             let cfg = AgentConfig::load(&config::locate(spec)?)?;
             let cache = a.llm_cache.as_deref().map(LlmCache::open).transpose()?;
-            pipeline::Policy::Agent(std::sync::Arc::new(
-                Agent::connect(cfg, cache, a.tokenizer).await?,
-            ))
+            pipeline::Policy::Agent(std::sync::Arc::new(Agent::new(cfg, cache, a.tokenizer)?))
         }
     };
     let cfg = RunConfig {
@@ -552,7 +550,8 @@ async fn tune_command(a: TuneArgs) -> anyhow::Result<i32> {
 
 async fn gold_command(a: GoldArgs) -> anyhow::Result<i32> {
     let cache = a.source.cache.unwrap_or_else(default_cache);
-    let (ds, repos) = pipeline::load_dataset(&a.source.dataset, &cache, &a.source.repo_url)?;
+    let (ds, repos) =
+        crate::run_inputs::load_dataset(&a.source.dataset, &cache, &a.source.repo_url)?;
     let (lines, agr) =
         tokio::task::spawn_blocking(move || crate::agreement::derive_all(&ds, &repos)).await?;
     crate::agreement::print(&lines, &agr, &mut std::io::stdout(), &mut std::io::stderr())?;

@@ -119,7 +119,7 @@ impl Instance {
 #[derive(Debug, thiserror::Error)]
 pub enum DatasetError {
     #[error(
-        "dataset file {path} not found: pass --dataset with a .jsonl or .parquet file, or `mini` for the embedded dataset"
+        "dataset file {path} not found: pass --dataset with a .jsonl or .parquet file, or `mini` or `dev` for an embedded dataset"
     )]
     NotFound { path: PathBuf },
     #[error("cannot read dataset {path}: {source}")]
@@ -435,7 +435,7 @@ mod tests {
 
     #[test]
     fn dev_dataset_loads_whole() {
-        let ds = Dataset::from_jsonl("dev", crate::pipeline::DEV_DATASET);
+        let ds = Dataset::from_jsonl("dev", crate::run_inputs::DEV_DATASET);
         assert_eq!(ds.instances.len(), 24, "{:?}", ds.problems);
         assert!(ds.problems.is_empty());
         assert!(

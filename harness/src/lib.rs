@@ -91,6 +91,7 @@ pub mod proxy;
 pub mod report;
 pub mod run_config;
 pub mod run_dir;
+pub mod run_inputs;
 pub mod run_progress;
 pub mod shard;
 pub mod stats;

@@ -229,7 +229,7 @@ mod tests {
     /// against the dataset's gold, give the figures of `shared/datasets/README.md`.
     #[test]
     fn reproduces_the_published_dev_figures() {
-        let ds = crate::dataset::Dataset::from_jsonl("dev", crate::pipeline::DEV_DATASET);
+        let ds = crate::dataset::Dataset::from_jsonl("dev", crate::run_inputs::DEV_DATASET);
         assert_eq!(ds.instances.len(), 24);
         let mut per_level: Vec<Vec<Vec<f64>>> = vec![Vec::new(); 3];
         for inst in &ds.instances {

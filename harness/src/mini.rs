@@ -123,6 +123,18 @@ pub fn dataset(base_commit: &str) -> Result<Dataset, MiniError> {
     Ok(ds)
 }
 
+/// The base commit [`dataset_unbuilt`] gives every task: no commit id, so a stand-in
+/// can never be mistaken for the real one.
+const UNBUILT_COMMIT: &str = "unbuilt";
+
+/// The mini tasks as [`dataset`] gives them, read without building their repository,
+/// each base commit a stand-in: what `navbench run` checks `--instances`, `--limit`
+/// and `--shard` against before it writes anything. Read [`dataset`] with the commit
+/// [`materialize`] returns before checking anything out.
+pub fn dataset_unbuilt() -> Result<Dataset, MiniError> {
+    dataset(UNBUILT_COMMIT)
+}
+
 /// Adds `base_commit` to each task line that lacks one, so the records validate.
 fn fill_commit(tasks: &str, base_commit: &str) -> String {
     let mut out = String::with_capacity(tasks.len() + 64 * 32);
@@ -160,6 +172,19 @@ mod tests {
         // Reusing an existing repository gives the same commit.
         let (_, again) = materialize(a.path()).unwrap();
         assert_eq!(ca, again);
+    }
+
+    #[test]
+    fn unbuilt_tasks_are_the_built_ones_but_for_the_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, commit) = materialize(dir.path()).unwrap();
+        let (built, unbuilt) = (dataset(&commit).unwrap(), dataset_unbuilt().unwrap());
+        assert!(unbuilt.problems.is_empty(), "{:?}", unbuilt.problems);
+        let ids = |ds: &Dataset| -> Vec<String> {
+            ds.instances.iter().map(|i| i.instance_id.clone()).collect()
+        };
+        assert_eq!(ids(&built), ids(&unbuilt));
+        assert!(unbuilt.instances.iter().all(|i| i.base_commit != commit));
     }
 
     #[test]

@@ -23,7 +23,6 @@ use crate::dataset::{Dataset, Instance, Locations};
 use crate::gold;
 use crate::mcp_client::McpSession;
 use crate::metrics::{Level, score_level};
-use crate::mini;
 use crate::output::{
     self, InstanceRow, RunInfo, RunLock, RunOutput, STATUS_ANSWER_UNPARSED, STATUS_ERROR,
     STATUS_NO_GOLD, STATUS_OK,
@@ -32,47 +31,11 @@ use crate::phases::{PhaseTotals, Phases};
 use crate::policy::agent::AgentStats;
 use crate::policy::{CallRecord, Driver, Task};
 use crate::proxy;
+use crate::run_inputs::{self, RunInputs};
 use crate::run_progress::RunProgress;
-use crate::shard::dataset_fingerprint;
 use crate::variants::{self, ReadyVariant, Variant};
 
 pub use crate::run_config::{Policy, RunConfig};
-
-/// The dev dataset (24 SWE-bench Lite instances), embedded for `--dataset dev`.
-pub const DEV_DATASET: &str = include_str!("../../datasets/dev/swe-bench-lite-dev.jsonl");
-
-/// Loads a dataset by name or path and prepares the repository cache for it (the
-/// embedded `mini` repository is built under the cache and used whatever the URL
-/// template says).
-pub fn load_dataset(
-    spec: &str,
-    cache_dir: &Path,
-    repo_url: &str,
-) -> anyhow::Result<(Dataset, RepoCache)> {
-    let mut cache = RepoCache::new(cache_dir, repo_url);
-    let ds = match spec {
-        "mini" => {
-            let (path, commit) = mini::materialize(&cache_dir.join("mini"))?;
-            cache.add_override(mini::MINI_REPO, path.to_string_lossy().into_owned());
-            mini::dataset(&commit)?
-        }
-        "dev" => Dataset::from_jsonl("dev", DEV_DATASET),
-        path => Dataset::load(Path::new(path))?,
-    };
-    for p in &ds.problems {
-        tracing::warn!(
-            "dataset {} record {}: {} (skipped)",
-            ds.name,
-            p.record,
-            p.message
-        );
-        eprintln!(
-            "warning: dataset {} record {}: {} (skipped)",
-            ds.name, p.record, p.message
-        );
-    }
-    Ok((ds, cache))
-}
 
 /// What one instance's preparation produced: its tree, gold locations, the warnings
 /// its checkout raised and the time its phases took.
@@ -554,29 +517,6 @@ pub(crate) fn repository_groups(
     groups.into()
 }
 
-/// Keeps the instances the run asks for: `--instances`, then `--limit`, then the
-/// shard (last, so the union of the shards is exactly the unsharded run).
-fn select_instances(ds: &mut Dataset, cfg: &RunConfig) -> anyhow::Result<()> {
-    if !cfg.instances.is_empty() {
-        ds.select_ids(&cfg.instances)?;
-    }
-    if let Some(n) = cfg.limit {
-        ds.instances.truncate(n);
-    }
-    if ds.instances.is_empty() {
-        anyhow::bail!("dataset '{}' has no valid instance to run", ds.name);
-    }
-    if let Some(shard) = cfg.shard {
-        let before = ds.instances.len();
-        shard.select(&mut ds.instances);
-        eprintln!(
-            "navbench: shard {shard}: {} of {before} instance(s)",
-            ds.instances.len()
-        );
-    }
-    Ok(())
-}
-
 /// Dataset records that could not be read, with why, in `skipped.csv`.
 fn write_skipped(out: &Path, ds: &Dataset) -> anyhow::Result<()> {
     if ds.problems.is_empty() {
@@ -620,26 +560,36 @@ fn finish_run(
 }
 
 /// Runs the benchmark and returns the summary (also written to `summary.csv`).
+///
+/// In this order, so that a mistake is reported before anything slow or lasting
+/// happens: every input read and checked, writing nothing ([`run_inputs::check`]);
+/// the output directory locked (a second run on it is refused at once); the agent's
+/// endpoint asked; then what costs: the selected variants' preparation (the retrieval
+/// models, for those variants only), the `mini` repository, a declared variant's
+/// preflight on a checked-out tree; then the instances.
 pub async fn run(mut cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummary>> {
-    if cfg.variants.is_empty() {
-        anyhow::bail!(
-            "no variants given: pass --variants with one or more of {}",
-            variants::names()
-        );
-    }
-    // First, so a second run on the same --out is refused before any slow preparation.
-    let lock = RunLock::acquire(&cfg.out)?;
-    let mut variants = variants::resolve(&cfg.variants, cfg.server_dir.as_deref())?;
-    variants::prepare_all(&mut variants, &cfg.cache);
+    let checked = run_inputs::check(&cfg)?;
     // A declaration file given by path runs (and is reported) under its declared name.
-    cfg.variants = variants
+    cfg.variants = checked
+        .variants
         .iter()
         .map(|rv| rv.variant.name().to_string())
         .collect();
-    let (mut ds, cache) = load_dataset(&cfg.dataset, &cfg.cache, &cfg.repo_url)?;
-    let fingerprint = dataset_fingerprint(&ds.instances);
-    let dataset_instances = ds.instances.len();
-    select_instances(&mut ds, &cfg)?;
+    let lock = RunLock::acquire(&cfg.out)?;
+    if let Some(note) = &checked.shard_note {
+        eprintln!("navbench: {note}");
+    }
+    if let Policy::Agent(agent) = &cfg.policy {
+        agent.check_endpoint().await?;
+    }
+    let RunInputs {
+        dataset: ds,
+        fingerprint,
+        dataset_instances,
+        repos: cache,
+        mut variants,
+    } = checked.build()?;
+    variants::prepare_all(&mut variants, &cfg.cache);
     variants::declared::preflight(&variants, ds.instances.first(), &cache, &cfg).await?;
     let out = RunOutput::open_locked(lock)?;
     let run_start = Instant::now();

@@ -16,9 +16,11 @@
 //! reports how the tree was made and the files a partial mirror could not provide.
 
 mod manifest;
+mod template;
 mod tree;
 
 pub use manifest::{Entry, Manifest};
+pub use template::check_template;
 pub use tree::{SERVER_READ_EXTENSIONS, server_reads};
 
 use std::collections::HashMap;
@@ -28,11 +30,16 @@ use std::sync::{Arc, Mutex};
 /// Default `--repo-url`: the repository's public HTTPS URL.
 pub const DEFAULT_URL_TEMPLATE: &str = "https://github.com/{owner}/{name}.git";
 
-/// Why a checkout failed. Recorded per instance; the run goes on.
+/// Why a checkout failed (recorded per instance; the run goes on), or why a `--repo-url`
+/// template is refused before a run ([`check_template`]).
 #[derive(Debug, thiserror::Error)]
 pub enum CheckoutError {
     #[error("repo '{0}' is not of the form owner/name")]
     BadRepo(String),
+    #[error(
+        "--repo-url '{template}': {why}. Write a URL or path with {{owner}} and {{name}}, e.g. {DEFAULT_URL_TEMPLATE} (file:// URLs and local paths work)"
+    )]
+    BadTemplate { template: String, why: String },
     #[error(
         "cannot fetch {repo} from {url}: {message}. Check --repo-url (a template with {{owner}} and {{name}}; file:// URLs and local paths work)"
     )]

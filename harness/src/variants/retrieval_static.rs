@@ -109,6 +109,78 @@ mod tests {
         assert_eq!(p.args[..2], ["--encoder", "static"]);
     }
 
+    /// A stand-in `navbench-retrieval` in `dir` that logs each invocation's arguments
+    /// and answers as the real one would: `distill --check` with `static_dir` when
+    /// given (else it fails), `fetch-model --check` with `/m/minilm`, `distill
+    /// --model-dir …` with `/m/static`, and fails for anything else (an install).
+    fn stand_in(dir: &Path, static_dir: Option<&str>) -> (PathBuf, PathBuf) {
+        use std::os::unix::fs::PermissionsExt as _;
+        let (exe, log) = (dir.join("navbench-retrieval"), dir.join("log"));
+        let check_static = match static_dir {
+            Some(d) => format!("echo {d}"),
+            None => "exit 1".to_string(),
+        };
+        let script = format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\ncase \"$1 $2\" in\n\
+             'distill --check') {check_static} ;;\n\
+             'fetch-model --check') echo /m/minilm ;;\n\
+             'distill --model-dir') echo /m/static ;;\n\
+             *) exit 1 ;;\nesac\n",
+            log.display()
+        );
+        std::fs::write(&exe, script).unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        (exe, log)
+    }
+
+    fn invocations(log: &Path) -> Vec<String> {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        text.lines()
+            .map(|l| l.split(" --cache-dir").next().unwrap_or(l).to_string())
+            .collect()
+    }
+
+    /// Each variant asks the binary for what it serves with and nothing more: the
+    /// static encoder alone once it is there, the transformer alone for `retrieval`.
+    #[test]
+    fn each_variant_provisions_only_the_encoder_it_serves_with() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("cache");
+        let (bin, log) = stand_in(dir.path(), Some("/m/static"));
+        let p = RetrievalStatic
+            .prepare(&bin, &cache, Preparation::Install)
+            .unwrap();
+        assert_eq!(p, static_args(PathBuf::from("/m/static")));
+        assert_eq!(invocations(&log), ["distill --check"]);
+
+        std::fs::remove_file(&log).unwrap();
+        let p = Retrieval
+            .prepare(&bin, &cache, Preparation::Install)
+            .unwrap();
+        assert_eq!(p.args, ["--model-dir", "/m/minilm"]);
+        assert_eq!(invocations(&log), ["fetch-model --check"]);
+    }
+
+    /// Without a static model, it is distilled from the installed MiniLM (which is
+    /// checked, not installed again).
+    #[test]
+    fn a_missing_static_encoder_is_distilled_from_the_transformer() {
+        let dir = tempfile::tempdir().unwrap();
+        let (bin, log) = stand_in(dir.path(), None);
+        let p = RetrievalStatic
+            .prepare(&bin, &dir.path().join("cache"), Preparation::Install)
+            .unwrap();
+        assert_eq!(p, static_args(PathBuf::from("/m/static")));
+        assert_eq!(
+            invocations(&log),
+            [
+                "distill --check",
+                "fetch-model --check",
+                "distill --model-dir /m/minilm"
+            ]
+        );
+    }
+
     /// What the pipeline removes after an instance is exactly the tree's `--data-dir`,
     /// never a cache shared by every tree.
     #[test]

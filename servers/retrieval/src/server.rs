@@ -153,12 +153,17 @@ pub struct RetrievalServer {
 const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Sends MCP progress notifications (chunks embedded of chunks to embed, with rate and
-/// ETA in the message) for the index builds running in this server, until aborted.
+/// ETA in the message) for the index builds running in this server, until aborted. A
+/// build with nothing to embed (a warm index, or one not yet past chunking) is not
+/// reported: a client would only show `0/0 chunks embedded`.
 async fn report_progress(peer: rmcp::Peer<RoleServer>, token: rmcp::model::ProgressToken) {
     let mut tick = tokio::time::interval(PROGRESS_EVERY);
     loop {
         tick.tick().await;
-        let Some((_, s)) = crate::index::progress::active().into_iter().next() else {
+        let working = crate::index::progress::active()
+            .into_iter()
+            .find(|(_, s)| s.has_work());
+        let Some((_, s)) = working else {
             continue;
         };
         let note =

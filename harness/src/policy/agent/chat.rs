@@ -12,6 +12,7 @@
 //! kill and CI replay a recorded run exactly.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -119,8 +120,9 @@ pub struct ChatClient {
     max_retries: u32,
     slots: Arc<Semaphore>,
     cache: Option<LlmCache>,
-    /// No request may be sent: the endpoint was down and a cache was given.
-    replay_only: bool,
+    /// No request may be sent: the endpoint was down and a cache was given. Set by
+    /// [`ChatClient::check_endpoint`], which runs on a client already shared.
+    replay_only: AtomicBool,
 }
 
 impl ChatClient {
@@ -138,7 +140,7 @@ impl ChatClient {
             max_retries: cfg.max_retries,
             slots: Arc::new(Semaphore::new(cfg.max_concurrency)),
             cache,
-            replay_only: false,
+            replay_only: AtomicBool::new(false),
         })
     }
 
@@ -146,7 +148,7 @@ impl ChatClient {
     /// any HTTP answer counts, as not every server serves that path.) When it is not and
     /// a cache was given, the run goes on answering from the cache alone; otherwise the
     /// error names the URL that did not answer.
-    pub async fn check_endpoint(&mut self, cfg: &AgentConfig) -> anyhow::Result<()> {
+    pub async fn check_endpoint(&self, cfg: &AgentConfig) -> anyhow::Result<()> {
         let url = format!("{}/models", cfg.base_url);
         let mut req = self.http.get(&url).timeout(PROBE_TIMEOUT);
         if let Some(k) = &self.key {
@@ -160,7 +162,7 @@ impl ChatClient {
                     cfg.base_url,
                     error_chain(&e)
                 );
-                self.replay_only = true;
+                self.replay_only.store(true, Ordering::Relaxed);
                 Ok(())
             }
             Err(e) => anyhow::bail!(
@@ -194,7 +196,7 @@ impl ChatClient {
                 attempts: 0,
             });
         }
-        if self.replay_only {
+        if self.replay_only.load(Ordering::Relaxed) {
             return Err((ChatError::NotCached, Duration::ZERO));
         }
         let started = Instant::now();

@@ -23,7 +23,8 @@
 //! # async fn demo(driver: &mut navbench::policy::Driver<'_>, task: &navbench::policy::Task<'_>) -> anyhow::Result<()> {
 //! use navbench::policy::agent::{Agent, AgentConfig};
 //! let cfg = AgentConfig::load(std::path::Path::new("agents/local-llama.toml"))?;
-//! let agent = Agent::connect(cfg, None, navbench::tokens::Tokenizer::default()).await?;
+//! let agent = Agent::new(cfg, None, navbench::tokens::Tokenizer::default())?;
+//! agent.check_endpoint().await?;
 //! let variant = navbench::variants::by_name("text").map_err(anyhow::Error::msg)?;
 //! let done = agent.localize(variant, driver, task, &[], None).await;
 //! println!("{:?} after {} turns", done.stats.stop_reason, done.stats.llm_turns);
@@ -167,19 +168,27 @@ struct AskedCall {
 }
 
 impl Agent {
-    /// Checks the endpoint before the run (see [`ChatClient::check_endpoint`]).
-    pub async fn connect(
+    /// The agent `cfg` describes, its endpoint not yet contacted: `run` builds it with
+    /// the other inputs and checks the endpoint ([`Agent::check_endpoint`]) once the
+    /// inputs are all valid.
+    pub fn new(
         cfg: AgentConfig,
         cache: Option<LlmCache>,
         tokenizer: Tokenizer,
     ) -> anyhow::Result<Agent> {
-        let mut client = ChatClient::new(&cfg, cache)?;
-        client.check_endpoint(&cfg).await?;
+        let client = ChatClient::new(&cfg, cache)?;
         Ok(Agent {
             cfg,
             client,
             tokenizer,
         })
+    }
+
+    /// Checks the endpoint before the first instance (see
+    /// [`ChatClient::check_endpoint`]): down without an `--llm-cache` is an error; with
+    /// one, the run replays from it alone.
+    pub async fn check_endpoint(&self) -> anyhow::Result<()> {
+        self.client.check_endpoint(&self.cfg).await
     }
 
     /// Plays the agent on `task` with the server behind `driver` (see the module doc).

@@ -109,6 +109,15 @@ impl IndexProgress {
 }
 
 impl ProgressSnapshot {
+    /// Whether the build has chunks to embed, the only work worth a progress
+    /// notification. A warm index (every chunk in the embedding cache) and a build still
+    /// walking or chunking, its total not yet known, have none: reporting them gave a
+    /// client a `chunking: 0/0 chunks embedded` line for every warm tree, which says
+    /// nothing but noise in a piped run's log.
+    pub fn has_work(&self) -> bool {
+        self.chunks_to_embed > 0
+    }
+
     /// One line for logs and progress notifications.
     pub fn line(&self) -> String {
         let eta = self
@@ -199,6 +208,27 @@ mod tests {
         let eta = s.eta_secs.unwrap_or(-1.0);
         assert!(eta > 0.0, "{s:?}");
         assert!(s.line().contains("5/10 chunks"), "{}", s.line());
+    }
+
+    #[test]
+    fn only_builds_with_chunks_to_embed_have_work_to_report() {
+        let p = IndexProgress::default();
+        p.set_stage("chunking");
+        assert!(
+            !p.snapshot().has_work(),
+            "walking or chunking: no total yet"
+        );
+        p.set_stage("embedding");
+        p.set_total(0);
+        assert!(!p.snapshot().has_work(), "a warm index embeds nothing");
+        p.set_total(3);
+        assert!(p.snapshot().has_work());
+        p.add_done(3);
+        p.set_stage("saving");
+        assert!(
+            p.snapshot().has_work(),
+            "a build that embedded stays worth showing"
+        );
     }
 
     #[test]
