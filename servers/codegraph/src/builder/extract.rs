@@ -73,10 +73,24 @@ pub(crate) enum Extracted {
 /// Extracts one file. `file_id` is its repo-relative path (used to resolve
 /// relative imports); `src` its text as Python's text mode reads it.
 pub(crate) fn extract(file_id: &str, src: &str) -> Extracted {
+    extract_with(file_id, src, |_| {})
+}
+
+/// [`extract`], handing the syntax tree to `on_tree` when it is the tree of `src`
+/// itself (not of a copy with numeric tables blanked), so that another consumer can
+/// use this parse instead of parsing the file again.
+pub(crate) fn extract_with(
+    file_id: &str,
+    src: &str,
+    on_tree: impl FnOnce(&tree_sitter::Tree),
+) -> Extracted {
     // Same byte offsets and lines as `src`; only numeric table contents differ.
     let blanked = tables::blank_numeric_tables(src);
+    let tree = navbench_python::parse_tree(blanked.as_deref().unwrap_or(src));
+    if blanked.is_none() {
+        on_tree(&tree);
+    }
     let src = blanked.as_deref().unwrap_or(src);
-    let tree = navbench_python::parse_tree(src);
     let root = tree.root_node();
     // One walk checks what CPython rejects and extracts (a separate rejection pass
     // would walk the tree twice).
