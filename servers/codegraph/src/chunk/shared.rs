@@ -10,7 +10,8 @@
 //! the builder's text exactly when the builder calls the sink (valid UTF-8, no
 //! carriage return, no numeric table blanked). Chunks are taken only for the same
 //! bytes (a file edited between the two reads is chunked again), and not made for
-//! files the chunk store already holds.
+//! files the chunk store already holds, nor while the tokenizer is still being built
+//! (the graph build does not wait for it; those files are parsed again instead).
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -82,7 +83,9 @@ impl TreeChunks {
 
 impl TreeSink for TreeChunks {
     fn parsed(&self, id: &str, text: &str, tree: &tree_sitter::Tree) {
-        if !self.corpus.contains(id) {
+        // Chunking counts tokens: until the tokenizer is built, the graph build goes
+        // on, and the files it parses meanwhile are chunked by a parse of their own.
+        if !self.corpus.contains(id) || !tokens::ready() {
             return;
         }
         let bytes = text.as_bytes();
@@ -131,12 +134,23 @@ mod tests {
         dir
     }
 
+    /// A sink for `root` once the tokenizer is built (before, it makes nothing).
+    fn ready_sink(root: &Path, store: Option<ChunkStore>) -> Arc<TreeChunks> {
+        let sink = Arc::new(TreeChunks::new(root, ChunkConfig::default(), store).expect("corpus"));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while !tokens::ready() {
+            assert!(std::time::Instant::now() < deadline, "tokenizer not built");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        sink
+    }
+
     #[test]
     fn chunks_from_the_graph_builders_parse_equal_a_parse_of_their_own() {
         let dir = tree();
         let root = dir.path();
         let cfg = ChunkConfig::default();
-        let sink = Arc::new(TreeChunks::new(root, cfg, None).expect("corpus"));
+        let sink = ready_sink(root, None);
         let options = BuildOptions {
             trees: Some(sink.clone()),
             ..Default::default()
@@ -178,7 +192,7 @@ mod tests {
         let store = ChunkStore::new(store_dir.path().to_path_buf());
         let a = fs::read(root.join("pkg/a.py")).expect("read");
         let _ = store.chunks_of("pkg/a.py", &a, &cfg);
-        let sink = Arc::new(TreeChunks::new(root, cfg, Some(store.clone())).expect("corpus"));
+        let sink = ready_sink(root, Some(store.clone()));
         let options = BuildOptions {
             trees: Some(sink.clone()),
             ..Default::default()
