@@ -13,50 +13,130 @@
 //! CPython 3.11 made: files it rejects become orphan file nodes), one against CPython
 //! 3.11/3.12 `ast` on 15,281 files of the dev repositories.
 
+use std::sync::OnceLock;
+
 use tree_sitter::Node;
 
-use crate::tree::{Kind, children, kind, named_children, preorder, text};
+use crate::tree::{Kind, child_iter, kind, named_children, preorder, text};
 
 /// Why CPython 3.11's `ast.parse` would reject `src` (parsed into `root`), naming the
 /// first problem and its line; `None` when it accepts it.
 pub fn rejection(root: Node<'_>, src: &str) -> Option<String> {
-    if let Some(reason) = error_message(root) {
-        return Some(reason);
+    let mut check = Checker::new(root, src);
+    if !check.rejected() {
+        preorder(root, |node| check.visit(node, kind(node)));
     }
-    if !is_plain_ascii(src)
-        && let Some(reason) = invalid_character(root, src)
-    {
-        return Some(reason);
+    check.finish(root)
+}
+
+/// [`rejection`] one node at a time, for a consumer that walks the whole tree anyway
+/// (the graph builder): one traversal then serves both, where calling [`rejection`]
+/// would cost a second one.
+///
+/// Feed [`Checker::visit`] the nodes in pre-order, descending wherever it returns
+/// true (it returns false for string contents and once the verdict is known), then
+/// call [`Checker::finish`]: the verdict, reason included, is [`rejection`]'s.
+///
+/// ```
+/// use navbench_python::reject::Checker;
+/// use navbench_python::tree::{kind, parse_tree, preorder};
+///
+/// let src = "print 'python 2'\n";
+/// let tree = parse_tree(src);
+/// let mut check = Checker::new(tree.root_node(), src);
+/// preorder(tree.root_node(), |n| check.visit(n, kind(n)));
+/// assert_eq!(check.finish(tree.root_node()).as_deref(), Some("Python 2 print statement at line 1"));
+/// ```
+pub struct Checker<'s> {
+    src: &'s str,
+    /// The verdict known before any node is visited (tree errors, a NUL byte).
+    early: Option<String>,
+    /// Every byte is plain ASCII: no character between tokens can be invalid.
+    plain_ascii: bool,
+    /// The first node CPython rejects, with its 0-based row.
+    found: Option<(&'static str, usize)>,
+    /// The first invalid character between tokens.
+    invalid: Option<String>,
+    /// Quote delimiters of enclosing strings (empty for non-f-strings), as
+    /// (string end byte, quote).
+    quotes: Vec<(usize, &'s str)>,
+    /// Rows where a logical line starts (for the tab/space consistency check).
+    logical_rows: Vec<usize>,
+    /// Tokens cover the source up to here (gap checks).
+    covered_to: usize,
+    /// Inside a format spec the literal text is an invisible token: no gap checks
+    /// before this byte.
+    exempt_to: usize,
+}
+
+impl<'s> Checker<'s> {
+    /// A check of `src`, parsed into `root`. The problems that need no walk (tree-sitter
+    /// errors, a NUL byte) are decided here.
+    pub fn new(root: Node<'_>, src: &'s str) -> Checker<'s> {
+        let plain_ascii = is_plain_ascii(src);
+        let early = error_message(root).or_else(|| {
+            (!plain_ascii && src.contains('\0')).then(|| "source contains a NUL byte".into())
+        });
+        Checker {
+            early,
+            ..Checker::blank(src, plain_ascii)
+        }
     }
-    let mut found: Option<(&'static str, usize)> = None;
-    // Quote delimiters of enclosing strings (empty for non-f-strings), as
-    // (string end byte, quote).
-    let mut quotes: Vec<(usize, &str)> = Vec::new();
-    let mut logical_rows = Vec::new();
-    preorder(root, |node| {
-        if found.is_some() {
+
+    /// A check with nothing decided yet.
+    fn blank(src: &'s str, plain_ascii: bool) -> Checker<'s> {
+        Checker {
+            src,
+            early: None,
+            plain_ascii,
+            found: None,
+            invalid: None,
+            quotes: Vec::new(),
+            logical_rows: Vec::new(),
+            covered_to: 0,
+            exempt_to: 0,
+        }
+    }
+
+    /// Whether the source is rejected already (the rest of a walk cannot change it).
+    pub fn rejected(&self) -> bool {
+        self.early.is_some() || self.invalid.is_some() || self.found.is_some()
+    }
+
+    /// Checks `node`, of kind `k` (visited in pre-order); returns whether its children
+    /// need checking.
+    pub fn visit(&mut self, node: Node<'_>, k: Kind) -> bool {
+        if self.rejected() {
             return false;
         }
-        while quotes
+        if !self.plain_ascii && !self.gap_before(node, k) {
+            return false;
+        }
+        while self
+            .quotes
             .last()
             .is_some_and(|&(end, _)| node.start_byte() >= end)
         {
-            quotes.pop();
+            self.quotes.pop();
         }
-        let k = kind(node);
+        let src = self.src;
         if starts_logical_line(node, src.as_bytes()) {
-            logical_rows.push(node.start_position().row);
+            self.logical_rows.push(node.start_position().row);
         }
-        let quote = quotes.last().map(|&(_, q)| q).filter(|q| !q.is_empty());
+        let quote = self
+            .quotes
+            .last()
+            .map(|&(_, q)| q)
+            .filter(|q| !q.is_empty());
         if let Some(reason) = node_rejection(node, k, src, quote) {
-            found = Some((reason, node.start_position().row));
+            self.found = Some((reason, node.start_position().row));
             return false;
         }
         match k {
-            Kind::String => quotes.push((node.end_byte(), "")),
+            Kind::String => self.quotes.push((node.end_byte(), "")),
             Kind::StringStart => {
                 let t = text(node, src);
-                if let Some(top) = quotes.last_mut() {
+                if let Some(top) = self.quotes.last_mut() {
                     top.1 = if string_prefix(t).contains(['f', 'F']) {
                         string_quote(t)
                     } else {
@@ -68,14 +148,74 @@ pub fn rejection(root: Node<'_>, src: &str) -> Option<String> {
             _ => {}
         }
         true
-    });
-    if let Some((reason, row)) = found {
-        return Some(format!("{reason} at line {}", row + 1));
     }
-    logical_rows.sort_unstable();
-    logical_rows.dedup();
-    indentation_is_inconsistent(&logical_rows, src.as_bytes())
-        .then(|| "inconsistent use of tabs and spaces in indentation".to_string())
+
+    /// The gap check of [`invalid_character`] for one node: false when the text
+    /// between the last token and this one holds a character Python refuses.
+    fn gap_before(&mut self, node: Node<'_>, k: Kind) -> bool {
+        if k == Kind::Other && node.kind() == "format_specifier" {
+            self.exempt_to = self.exempt_to.max(node.end_byte());
+        }
+        // Leaves (and string contents, whose escape children do not cover them)
+        // are tokens; whatever lies between two tokens must be Python whitespace.
+        if k != Kind::StringContent && node.child_count() != 0 {
+            return true;
+        }
+        let start = node.start_byte();
+        if start > self.covered_to
+            && start > self.exempt_to
+            && let Some(bad) = self
+                .src
+                .get(self.covered_to..start)
+                .and_then(invalid_gap_char)
+        {
+            self.invalid = Some(format!(
+                "invalid character U+{:04X} at line {}",
+                bad as u32,
+                line_of(self.src, self.covered_to)
+            ));
+            return false;
+        }
+        self.covered_to = self.covered_to.max(node.end_byte());
+        true
+    }
+
+    /// The verdict, once every node [`Checker::visit`] asked for was visited:
+    /// [`rejection`]'s, reason included.
+    pub fn finish(self, root: Node<'_>) -> Option<String> {
+        if let Some(reason) = self.early.or(self.invalid) {
+            return Some(reason);
+        }
+        if let Some((reason, row)) = self.found {
+            // An invalid character anywhere takes precedence, as in `rejection`'s
+            // order of checks; the walk stopped here, so look for one in all of it.
+            if !self.plain_ascii
+                && let Some(invalid) = invalid_character(root, self.src)
+            {
+                return Some(invalid);
+            }
+            return Some(format!("{reason} at line {}", row + 1));
+        }
+        if !self.plain_ascii
+            && let Some(bad) = self.src.get(self.covered_to..).and_then(invalid_gap_char)
+        {
+            return Some(format!("invalid character U+{:04X} at the end", bad as u32));
+        }
+        let mut rows = self.logical_rows;
+        rows.sort_unstable();
+        rows.dedup();
+        indentation_is_inconsistent(&rows, self.src.as_bytes())
+            .then(|| "inconsistent use of tabs and spaces in indentation".to_string())
+    }
+}
+
+/// The 1-based line of byte `byte` of `src`.
+fn line_of(src: &str, byte: usize) -> usize {
+    src.as_bytes()[..byte]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
 }
 
 const VALID_STRING_PREFIXES: [&str; 9] = ["", "r", "u", "f", "b", "br", "rb", "fr", "rf"];
@@ -111,56 +251,23 @@ fn is_plain_ascii(src: &str) -> bool {
 }
 
 /// Characters between tokens that tree-sitter treats as whitespace but Python
-/// rejects (a UTF-8 BOM, U+00A0, U+200B, control characters, NUL). Only needed
-/// when the source is not [`is_plain_ascii`].
+/// rejects (a UTF-8 BOM, U+00A0, U+200B, control characters): the first one, over the
+/// whole tree. Only needed when the source is not [`is_plain_ascii`] and has no NUL
+/// byte ([`Checker::new`] decides those).
 fn invalid_character(root: Node<'_>, src: &str) -> Option<String> {
-    if src.contains('\0') {
-        return Some("source contains a NUL byte".into());
-    }
-    let mut reason: Option<String> = None;
-    let mut covered_to = 0usize;
-    // Inside a format spec the literal text is an invisible token: no gap checks.
-    let mut exempt_to = 0usize;
-    let line_of = |byte: usize| {
-        src.as_bytes()[..byte]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count()
-            + 1
-    };
+    let mut check = Checker::blank(src, false);
     preorder(root, |node| {
-        if reason.is_some() {
-            return false;
+        check.invalid.is_none() && check.gap_before(node, kind(node)) && {
+            // Descend wherever `Checker::visit` would (the same nodes are tokens).
+            kind(node) != Kind::StringContent
         }
-        if node.kind() == "format_specifier" {
-            exempt_to = exempt_to.max(node.end_byte());
-        }
-        // Leaves (and string contents, whose escape children do not cover them)
-        // are tokens; whatever lies between two tokens must be Python whitespace.
-        let atomic = kind(node) == Kind::StringContent || node.child_count() == 0;
-        if atomic {
-            let start = node.start_byte();
-            if start > covered_to
-                && start > exempt_to
-                && let Some(bad) = src.get(covered_to..start).and_then(invalid_gap_char)
-            {
-                reason = Some(format!(
-                    "invalid character U+{:04X} at line {}",
-                    bad as u32,
-                    line_of(covered_to)
-                ));
-                return false;
-            }
-            covered_to = covered_to.max(node.end_byte());
-        }
-        !atomic
     });
-    if reason.is_none()
-        && let Some(bad) = src.get(covered_to..).and_then(invalid_gap_char)
-    {
-        reason = Some(format!("invalid character U+{:04X} at the end", bad as u32));
+    if check.invalid.is_some() {
+        return check.invalid;
     }
-    reason
+    src.get(check.covered_to..)
+        .and_then(invalid_gap_char)
+        .map(|bad| format!("invalid character U+{:04X} at the end", bad as u32))
 }
 
 /// The first character of a gap between tokens that Python does not accept as
@@ -216,12 +323,10 @@ fn node_rejection(
             Some("type parameters (Python 3.12)")
         }
         // `except A, e:` (values separated by commas outside parentheses).
-        Kind::ExceptClause => children(node)
-            .iter()
+        Kind::ExceptClause => child_iter(node)
             .any(|c| c.kind() == ",")
             .then_some("Python 2 `except E, e` clause"),
-        Kind::ComparisonOperator => children(node)
-            .iter()
+        Kind::ComparisonOperator => child_iter(node)
             .any(|c| c.kind() == "<>")
             .then_some("Python 2 `<>` operator"),
         Kind::RaiseStatement => named_children(node)
@@ -370,7 +475,11 @@ const LINE_STARTERS: &[&str] = &[
 ];
 
 fn starts_logical_line(node: Node, src: &[u8]) -> bool {
-    if !LINE_STARTERS.contains(&node.kind()) {
+    if !line_starter_table()
+        .get(node.kind_id() as usize)
+        .copied()
+        .unwrap_or(false)
+    {
         return false;
     }
     let start = node.start_byte();
@@ -381,6 +490,21 @@ fn starts_logical_line(node: Node, src: &[u8]) -> bool {
     src[line_start..start]
         .iter()
         .all(|b| matches!(b, b' ' | b'\t' | b'\x0c'))
+}
+
+/// For every node kind id of the grammar, whether its name is in [`LINE_STARTERS`]
+/// (built once: a lookup per node instead of comparing names).
+fn line_starter_table() -> &'static [bool] {
+    static TABLE: OnceLock<Vec<bool>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let lang: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
+        (0..lang.node_kind_count())
+            .map(|id| {
+                lang.node_kind_for_id(id as u16)
+                    .is_some_and(|name| LINE_STARTERS.contains(&name))
+            })
+            .collect()
+    })
 }
 
 /// CPython's tokenizer check on indentation: measured with tabs to multiples of 8 and
@@ -446,14 +570,15 @@ fn has_invalid_escape(string: Node, src: &[u8]) -> bool {
     let Some(start) = string.child(0) else {
         return false;
     };
-    let prefix = text(start).to_ascii_lowercase();
-    if prefix.contains('r') {
+    let prefix = string_prefix(text(start));
+    if prefix.contains(['r', 'R']) {
         return false;
     }
-    let bytes = prefix.contains('b');
+    let bytes = prefix.contains(['b', 'B']);
     let mut cursor = string.walk();
     for part in string.named_children(&mut cursor) {
-        if part.kind() != "string_content" {
+        // Only an escape can be invalid: most contents have none.
+        if part.kind() != "string_content" || !text(part).contains('\\') {
             continue;
         }
         let chars: Vec<char> = text(part).chars().collect();
@@ -546,6 +671,55 @@ mod tests {
         ] {
             assert!(rejects(src), "should reject: {src:?}");
         }
+    }
+
+    /// `rejection` as three separate checks in their order of precedence: tree
+    /// errors, invalid characters over the whole file, then the node checks.
+    fn checked_in_turn(root: Node<'_>, src: &str) -> Option<String> {
+        if let Some(reason) = error_message(root) {
+            return Some(reason);
+        }
+        if !is_plain_ascii(src) {
+            if src.contains('\0') {
+                return Some("source contains a NUL byte".into());
+            }
+            if let Some(reason) = invalid_character(root, src) {
+                return Some(reason);
+            }
+        }
+        let mut nodes_only = Checker::blank(src, true);
+        preorder(root, |n| nodes_only.visit(n, kind(n)));
+        nodes_only.finish(root)
+    }
+
+    #[test]
+    fn one_walk_gives_the_verdict_of_the_checks_in_turn() {
+        for src in [
+            "x = 1\n",
+            "print 'x'\n",
+            // A node problem first, an invalid character after it: the character wins.
+            "print 'x'\nx =\u{a0}1\n",
+            "x =\u{a0}1\nprint 'x'\n",
+            "s = '\u{e9}'\nprint 'x'\n",
+            "s = f'{x:\u{a0}>3}'\n",
+            "s = '\u{e9}'\nx = 1 \u{200b}",
+            "s = '\u{e9}'\nif x:\n\ty = 1\n        z = 2\n",
+            "s = '\u{e9}'\ndef f(:\n",
+            "s = '\u{e9}'\x00\n",
+            "# \u{e9}\nraise E, 'm'\n",
+            "print 'x'\n\u{feff}y = 1\n",
+            "\u{feff}print 'x'\n",
+        ] {
+            let root = parse_tree(src);
+            let root = root.root_node();
+            assert_eq!(rejection(root, src), checked_in_turn(root, src), "{src:?}");
+        }
+        // The gap check reports the line where the gap starts (after `'x'`).
+        let src = "print 'x'\n\u{feff}y = 1\n";
+        assert_eq!(
+            rejection(parse_tree(src).root_node(), src).as_deref(),
+            Some("invalid character U+FEFF at line 1")
+        );
     }
 
     #[test]

@@ -5,22 +5,41 @@
 //! [`Kind`] classifies the node kinds the crate and its consumers branch on, through a
 //! table built once from the grammar (cheaper than comparing kind strings per node).
 
+use std::cell::RefCell;
 use std::sync::OnceLock;
 
-use tree_sitter::{Node, Point};
+use tree_sitter::{Node, Point, TreeCursor};
 
 /// Parses Python source into a tree-sitter tree.
 ///
 /// tree-sitter always produces a tree, even for invalid input (with `ERROR` nodes);
 /// [`crate::reject::rejection`] says whether CPython would accept the source.
+///
+/// Each thread keeps one parser for all its parses: making a parser (its stacks and
+/// lexer) is a few percent of parsing a typical file.
 pub fn parse_tree(source: &str) -> tree_sitter::Tree {
+    thread_local! {
+        static PARSER: RefCell<Option<tree_sitter::Parser>> = const { RefCell::new(None) };
+    }
+    PARSER.with(|cell| {
+        // Taken out while parsing, so a re-entrant call (there is none) would make a
+        // parser of its own rather than fail.
+        let mut parser = cell.borrow_mut().take().unwrap_or_else(new_parser);
+        let tree = parser
+            .parse(source, None)
+            .expect("parsing without a timeout or cancellation flag always yields a tree");
+        *cell.borrow_mut() = Some(parser);
+        tree
+    })
+}
+
+/// A parser for the bundled Python grammar.
+fn new_parser() -> tree_sitter::Parser {
     let mut parser = tree_sitter::Parser::new();
     parser
         .set_language(&tree_sitter_python::LANGUAGE.into())
         .expect("the bundled tree-sitter-python grammar matches the tree-sitter ABI");
     parser
-        .parse(source, None)
-        .expect("parsing without a timeout or cancellation flag always yields a tree")
 }
 
 /// Visits `root` and its descendants in pre-order without recursion (deep
@@ -76,11 +95,50 @@ pub fn children(node: Node<'_>) -> Vec<Node<'_>> {
     node.children(&mut cursor).collect()
 }
 
-/// Named children of `node` that are not comments.
+/// The children of a node, in order, read with a cursor of their own: no list is
+/// collected, so a check that stops at the first match (`any`, `find`) costs only the
+/// children it reads. Made by [`child_iter`].
+pub struct ChildIter<'t> {
+    cursor: TreeCursor<'t>,
+    /// Whether the cursor stands on a child already (else on the parent).
+    started: bool,
+    done: bool,
+}
+
+impl<'t> Iterator for ChildIter<'t> {
+    type Item = Node<'t>;
+
+    fn next(&mut self) -> Option<Node<'t>> {
+        if self.done {
+            return None;
+        }
+        let moved = if self.started {
+            self.cursor.goto_next_sibling()
+        } else {
+            self.started = true;
+            self.cursor.goto_first_child()
+        };
+        if moved {
+            Some(self.cursor.node())
+        } else {
+            self.done = true;
+            None
+        }
+    }
+}
+
+/// The children of `node`, lazily (see [`ChildIter`]).
+pub fn child_iter(node: Node<'_>) -> ChildIter<'_> {
+    ChildIter {
+        cursor: node.walk(),
+        started: false,
+        done: false,
+    }
+}
+
+/// Named children of `node` that are not comments, lazily.
 pub fn named_children(node: Node<'_>) -> impl Iterator<Item = Node<'_>> {
-    children(node)
-        .into_iter()
-        .filter(|c| c.is_named() && c.kind() != "comment")
+    child_iter(node).filter(|c| c.is_named() && c.kind() != "comment")
 }
 
 /// Strips parentheses the way `ast` does: `(f)` is just `f`.
@@ -132,15 +190,23 @@ pub struct AstEnd {
 /// line continuation. tree-sitter lets a block swallow trailing comments; `ast`'s
 /// `end_lineno`/`end_col_offset` never include them.
 pub fn ast_end(node: Node<'_>) -> AstEnd {
-    let mut cur = node;
+    // Down the last child that is a real token or holds one, from the end backwards
+    // (one cursor, no list of children per level).
+    let mut cursor = node.walk();
     'down: loop {
-        for child in children(cur).into_iter().rev() {
-            if child.is_extra() || child.start_byte() == child.end_byte() {
-                continue;
+        if cursor.goto_last_child() {
+            loop {
+                let child = cursor.node();
+                if !child.is_extra() && child.start_byte() != child.end_byte() {
+                    continue 'down;
+                }
+                if !cursor.goto_previous_sibling() {
+                    break;
+                }
             }
-            cur = child;
-            continue 'down;
+            cursor.goto_parent();
         }
+        let cur = cursor.node();
         return AstEnd {
             byte: cur.end_byte(),
             point: cur.end_position(),

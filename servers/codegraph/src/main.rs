@@ -144,6 +144,7 @@ fn run_export(
     let options = builder::BuildOptions {
         global_import,
         reuse: reuse.map(builder::FileStore::new),
+        trees: None,
     };
     let (graph, report) = builder::build_graph_with(&root, &options)
         .with_context(|| format!("building the graph of {}", root.display()))?;

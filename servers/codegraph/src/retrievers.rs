@@ -132,18 +132,37 @@ pub fn open_or_build_content(
     rebuild: bool,
     store: Option<&ChunkStore>,
 ) -> Result<(Bm25Index, bool), Bm25Error> {
-    if !rebuild {
-        match Bm25Index::open(index_dir) {
-            Ok(idx) if idx.source_fingerprint() == crate::bm25::source_fingerprint(root)? => {
-                return Ok((idx, true));
-            }
-            Ok(_) => {
-                tracing::info!(dir = %index_dir.display(), "the saved BM25 index is stale; building it")
-            }
-            Err(e) => tracing::info!(error = %e, "building the BM25 index"),
-        }
+    if !rebuild && let Some(idx) = open_content(root, index_dir)? {
+        return Ok((idx, true));
     }
-    match Bm25Index::build_saved(root, index_dir, store) {
+    build_content(root, index_dir, store, None)
+}
+
+/// The content index saved in `index_dir` if it is intact and was built from the
+/// tree's current corpus; `None` (logged) when it must be built.
+pub fn open_content(root: &Path, index_dir: &Path) -> Result<Option<Bm25Index>, Bm25Error> {
+    match Bm25Index::open(index_dir) {
+        Ok(idx) if idx.source_fingerprint() == crate::bm25::source_fingerprint(root)? => {
+            return Ok(Some(idx));
+        }
+        Ok(_) => {
+            tracing::info!(dir = %index_dir.display(), "the saved BM25 index is stale; building it")
+        }
+        Err(e) => tracing::info!(error = %e, "building the BM25 index"),
+    }
+    Ok(None)
+}
+
+/// The content index of the tree at `root`, built into `index_dir` (in memory when
+/// it cannot be saved there) with the chunks of unchanged files from `store` and
+/// those made from the graph builder's parse from `shared`; `false`: not loaded.
+pub fn build_content(
+    root: &Path,
+    index_dir: &Path,
+    store: Option<&ChunkStore>,
+    shared: Option<&crate::chunk::TreeChunks>,
+) -> Result<(Bm25Index, bool), Bm25Error> {
+    match Bm25Index::build_saved(root, index_dir, store, shared) {
         Ok(idx) => Ok((idx, false)),
         Err(e @ (Bm25Error::Chunk(_) | Bm25Error::Json(_))) => Err(e),
         Err(e) => {

@@ -210,7 +210,7 @@ impl Bm25Index {
     /// Builds the index of the repository at `root` in memory (LocAgent's chunking and
     /// settings).
     pub fn build(root: &Path) -> Result<Self, Bm25Error> {
-        let (fingerprint, termed) = Self::chunk_tree(root, None)?;
+        let (fingerprint, termed) = Self::chunk_tree(root, None, None)?;
         let (chunks, terms): (Vec<Chunk>, Vec<String>) = termed.into_iter().unzip();
         let index = Index::create_in_ram(schema().0);
         Self::fill(&index, &chunks, &terms)?;
@@ -227,12 +227,15 @@ impl Bm25Index {
     /// [`Bm25Index::save`] would write it, replacing what is there; one tantivy
     /// indexing pass, not one in memory and one on disk), taking the chunks of
     /// files an earlier build chunked from `store`. The index equals [`Bm25Index::build`]'s.
+    /// Files whose chunks `shared` made from the graph builder's parse are not
+    /// parsed again.
     pub fn build_saved(
         root: &Path,
         dir: &Path,
         store: Option<&chunk::ChunkStore>,
+        shared: Option<&chunk::TreeChunks>,
     ) -> Result<Self, Bm25Error> {
-        let (fingerprint, termed) = Self::chunk_tree(root, store)?;
+        let (fingerprint, termed) = Self::chunk_tree(root, store, shared)?;
         let (chunks, terms): (Vec<Chunk>, Vec<String>) = termed.into_iter().unzip();
         let index = Self::create_in(dir)?;
         Self::fill(&index, &chunks, &terms)?;
@@ -246,10 +249,11 @@ impl Bm25Index {
     fn chunk_tree(
         root: &Path,
         store: Option<&chunk::ChunkStore>,
+        shared: Option<&chunk::TreeChunks>,
     ) -> Result<(String, Vec<chunk::store::TermedChunk>), Bm25Error> {
         let started = std::time::Instant::now();
         let fingerprint = source_fingerprint(root)?;
-        let chunks = chunk::chunk_repo_with_terms(root, &ChunkConfig::default(), store)?;
+        let chunks = chunk::chunk_repo_with_terms(root, &ChunkConfig::default(), store, shared)?;
         tracing::debug!(elapsed = ?started.elapsed(), chunks = chunks.len(), "BM25: corpus fingerprinted and chunked");
         Ok((fingerprint, chunks))
     }

@@ -15,7 +15,7 @@ use std::ops::Range;
 
 use tree_sitter::Node;
 
-use navbench_python::rejection;
+use navbench_python::reject::Checker;
 use navbench_python::tree::{
     Kind, Visitor, ast_end, call_name, call_plain_name, is_async_def, kind, name_or_attr,
     named_children, preorder, text, unparenthesize, walk,
@@ -73,17 +73,65 @@ pub(crate) enum Extracted {
 /// Extracts one file. `file_id` is its repo-relative path (used to resolve
 /// relative imports); `src` its text as Python's text mode reads it.
 pub(crate) fn extract(file_id: &str, src: &str) -> Extracted {
+    extract_with(file_id, src, |_| {})
+}
+
+/// [`extract`], handing the syntax tree to `on_tree` when it is the tree of `src`
+/// itself (not of a copy with numeric tables blanked), so that another consumer can
+/// use this parse instead of parsing the file again.
+pub(crate) fn extract_with(
+    file_id: &str,
+    src: &str,
+    on_tree: impl FnOnce(&tree_sitter::Tree),
+) -> Extracted {
     // Same byte offsets and lines as `src`; only numeric table contents differ.
     let blanked = tables::blank_numeric_tables(src);
+    let tree = navbench_python::parse_tree(blanked.as_deref().unwrap_or(src));
+    if blanked.is_none() {
+        on_tree(&tree);
+    }
     let src = blanked.as_deref().unwrap_or(src);
-    let tree = navbench_python::parse_tree(src);
     let root = tree.root_node();
-    if let Some(reason) = rejection(root, src) {
+    // One walk checks what CPython rejects and extracts (a separate rejection pass
+    // would walk the tree twice).
+    let mut checked = Checked {
+        check: Checker::new(root, src),
+        pass: Pass::new(src),
+    };
+    if !checked.check.rejected() {
+        walk(root, &mut checked);
+    }
+    if let Some(reason) = checked.check.finish(root) {
         return Extracted::Rejected(reason);
     }
-    let mut pass = Pass::new(src);
-    walk(root, &mut pass);
-    pass.finish(file_id)
+    checked.pass.finish(file_id)
+}
+
+/// The walk of [`extract`]: the rejection check and the extraction [`Pass`] fed the
+/// same nodes. It descends wherever the check needs to (everywhere but string
+/// contents), so the pass also sees the insides of imports, where it finds nothing.
+/// Once the check rejects the file, the pass stops: its result is not used.
+struct Checked<'t, 's> {
+    check: Checker<'s>,
+    pass: Pass<'t, 's>,
+}
+
+impl<'t> Visitor<'t> for Checked<'t, '_> {
+    fn enter(&mut self, node: Node<'t>) -> bool {
+        let k = kind(node);
+        let descend = self.check.visit(node, k);
+        if self.check.rejected() {
+            return false;
+        }
+        self.pass.enter(node, k);
+        descend
+    }
+
+    fn exit(&mut self, node: Node<'t>) {
+        if !self.check.rejected() {
+            self.pass.exit(node);
+        }
+    }
 }
 
 /// Per-node state of the walk, parallel to the cursor's path.
@@ -135,16 +183,6 @@ struct Pass<'t, 's> {
     imports: Vec<(u32, Node<'t>)>,
 }
 
-impl<'t> Visitor<'t> for Pass<'t, '_> {
-    fn enter(&mut self, node: Node<'t>) -> bool {
-        Pass::enter(self, node)
-    }
-
-    fn exit(&mut self, node: Node<'t>) {
-        Pass::exit(self, node)
-    }
-}
-
 impl<'t, 's> Pass<'t, 's> {
     fn new(src: &'s str) -> Self {
         Pass {
@@ -158,8 +196,9 @@ impl<'t, 's> Pass<'t, 's> {
         }
     }
 
-    fn enter(&mut self, node: Node<'t>) -> bool {
-        let k = kind(node);
+    /// Enters `node`, of kind `k` (its children are visited unless it is a string's
+    /// content).
+    fn enter(&mut self, node: Node<'t>, k: Kind) {
         let (depth, record) = match self.frames.last_mut() {
             None => (1, true),
             Some(p) => {
@@ -190,13 +229,8 @@ impl<'t, 's> Pass<'t, 's> {
             pushed_scope: false,
             pushed_init: false,
         };
-        let mut descend = true;
         match k {
-            Kind::StringContent => descend = false,
-            k if k.is_import() => {
-                self.imports.push((depth, node));
-                descend = false;
-            }
+            k if k.is_import() => self.imports.push((depth, node)),
             Kind::Call => {
                 if let Some(name) = call_name(node, self.src) {
                     if let Some(Scope {
@@ -218,7 +252,6 @@ impl<'t, 's> Pass<'t, 's> {
             _ => {}
         }
         self.frames.push(frame);
-        descend
     }
 
     fn enter_definition(&mut self, node: Node<'t>, k: Kind, frame: &mut Frame) {

@@ -57,6 +57,9 @@ pub struct BuildOptions {
     /// Where to reuse per-file extraction results from (and store this build's);
     /// `None` (the default) parses every file.
     pub reuse: Option<FileStore>,
+    /// Who else wants the syntax tree of each file this build parses (`None`, the
+    /// default: nobody).
+    pub trees: Option<Arc<dyn TreeSink>>,
 }
 
 impl Default for BuildOptions {
@@ -64,8 +67,21 @@ impl Default for BuildOptions {
         BuildOptions {
             global_import: true,
             reuse: None,
+            trees: None,
         }
     }
+}
+
+/// Something that wants the syntax tree of each file the builder parses, while the
+/// builder holds it: the BM25 chunker (`crate::chunk::TreeChunks`), so that an init
+/// that builds both the graph and the content index parses each file once.
+pub trait TreeSink: Send + Sync + std::fmt::Debug {
+    /// File `id`, whose bytes on disk are exactly `text` (valid UTF-8 without a
+    /// carriage return), parsed into `tree` by the builder's parse of `text` itself.
+    /// Called from the builder's worker threads, once per file it parses; never for
+    /// a file whose extraction was reused, is not UTF-8, holds a carriage return, or
+    /// was parsed with its numeric tables blanked.
+    fn parsed(&self, id: &str, text: &str, tree: &tree_sitter::Tree);
 }
 
 /// What happened while building, for logs and diagnostics.
@@ -115,6 +131,13 @@ pub fn build_graph(root: &Path) -> Result<CodeGraph, BuildError> {
     build_graph_with(root, &BuildOptions::default()).map(|(g, _)| g)
 }
 
+/// A `.py` file's text as the builder reads it ([`read_text`]).
+struct FileText {
+    text: Arc<str>,
+    /// The text is the file's bytes unchanged (no newline was translated).
+    verbatim: bool,
+}
+
 /// What reading and extracting one file produced.
 enum FileOutcome {
     Undecodable,
@@ -131,46 +154,79 @@ pub fn build_graph_with(
     root: &Path,
     options: &BuildOptions,
 ) -> Result<(CodeGraph, BuildReport), BuildError> {
-    let start = Instant::now();
-    if !root.is_dir() {
-        return Err(BuildError::NotADirectory(root.to_path_buf()));
-    }
-    let items = walk::walk(root).map_err(|source| BuildError::Walk {
-        path: root.to_path_buf(),
-        source,
-    })?;
-    debug!(items = items.len(), elapsed = ?start.elapsed(), "walked");
+    Ok(Extraction::run(root, options)?.assemble(options))
+}
 
-    // 2. Read and extract every file in parallel; results keep walk order.
-    let outcomes = extract_all(&items, options.reuse.as_ref())?;
-    debug!(elapsed = ?start.elapsed(), "files read and extracted");
+/// A build's steps 1 and 2 (the walk, every file read and extracted), which
+/// [`Extraction::assemble`] turns into the graph. Split so that a caller can do other
+/// work beside the (mostly sequential) assembly, such as indexing the chunks a
+/// [`TreeSink`] made during the extraction.
+pub struct Extraction {
+    root: PathBuf,
+    items: Vec<walk::WalkItem>,
+    outcomes: Vec<Option<FileOutcome>>,
+    start: Instant,
+}
 
-    // 3. Nodes and contains edges, in the original's insertion order.
-    let mut graph = CodeGraph::new();
-    let mut report = BuildReport::default();
-    for o in outcomes.iter().flatten() {
-        match o {
-            FileOutcome::Read { reused: true, .. } => report.reused += 1,
-            FileOutcome::Read { reused: false, .. } => report.parsed += 1,
-            FileOutcome::Undecodable => {}
+impl Extraction {
+    /// Walks `root` and reads and extracts every file in parallel (results keep walk
+    /// order), giving each parsed tree to `options.trees`.
+    pub fn run(root: &Path, options: &BuildOptions) -> Result<Extraction, BuildError> {
+        let start = Instant::now();
+        if !root.is_dir() {
+            return Err(BuildError::NotADirectory(root.to_path_buf()));
         }
+        let items = walk::walk(root).map_err(|source| BuildError::Walk {
+            path: root.to_path_buf(),
+            source,
+        })?;
+        debug!(items = items.len(), elapsed = ?start.elapsed(), "walked");
+        let outcomes = extract_all(&items, options.reuse.as_ref(), options.trees.as_deref())?;
+        debug!(elapsed = ?start.elapsed(), "files read and extracted");
+        Ok(Extraction {
+            root: root.to_path_buf(),
+            items,
+            outcomes,
+            start,
+        })
     }
-    let (parsed_files, analyses) = add_nodes(&mut graph, &mut report, &items, &outcomes);
-    debug!(nodes = graph.node_count(), elapsed = ?start.elapsed(), "nodes added");
 
-    // 4. File-level imports.
-    let mut resolver = imports::Resolver::new(root);
-    for &(file_ix, parsed) in &parsed_files {
-        for (t, alias) in resolver.edges(&graph, &parsed.imports) {
-            graph.add_edge(file_ix, t, edge(EdgeKind::Imports, alias));
+    /// Steps 3 to 5: the graph from the extracted files, with the build's report
+    /// (its time counted from [`Extraction::run`]'s start).
+    pub fn assemble(self, options: &BuildOptions) -> (CodeGraph, BuildReport) {
+        let Extraction {
+            root,
+            items,
+            outcomes,
+            start,
+        } = self;
+        // 3. Nodes and contains edges, in the original's insertion order.
+        let mut graph = CodeGraph::new();
+        let mut report = BuildReport::default();
+        for o in outcomes.iter().flatten() {
+            match o {
+                FileOutcome::Read { reused: true, .. } => report.reused += 1,
+                FileOutcome::Read { reused: false, .. } => report.parsed += 1,
+                FileOutcome::Undecodable => {}
+            }
         }
-    }
-    debug!(elapsed = ?start.elapsed(), "file imports resolved");
+        let (parsed_files, analyses) = add_nodes(&mut graph, &mut report, &items, &outcomes);
+        debug!(nodes = graph.node_count(), elapsed = ?start.elapsed(), "nodes added");
 
-    // 5. Entity-level imports, invokes, inherits.
-    add_entity_edges(&mut graph, &mut resolver, &parsed_files, &analyses, options);
-    report.elapsed = start.elapsed();
-    Ok((graph, report))
+        // 4. File-level imports.
+        let mut resolver = imports::Resolver::new(&root);
+        for &(file_ix, parsed) in &parsed_files {
+            for (t, alias) in resolver.edges(&graph, &parsed.imports) {
+                graph.add_edge(file_ix, t, edge(EdgeKind::Imports, alias));
+            }
+        }
+        debug!(elapsed = ?start.elapsed(), "file imports resolved");
+
+        // 5. Entity-level imports, invokes, inherits.
+        add_entity_edges(&mut graph, &mut resolver, &parsed_files, &analyses, options);
+        report.elapsed = start.elapsed();
+        (graph, report)
+    }
 }
 
 /// An edge of `kind` (only `imports` edges carry an alias).
@@ -352,8 +408,9 @@ fn add_entity_edges(
 fn extract_all(
     items: &[walk::WalkItem],
     store: Option<&FileStore>,
+    trees: Option<&dyn TreeSink>,
 ) -> Result<Vec<Option<FileOutcome>>, BuildError> {
-    let texts: Vec<Option<Option<Arc<str>>>> = items
+    let texts: Vec<Option<Option<FileText>>> = items
         .par_iter()
         .map(|item| match item {
             walk::WalkItem::File { path, .. } => read_text(path).map(Some),
@@ -364,14 +421,14 @@ fn extract_all(
         return Ok(items
             .par_iter()
             .zip(texts)
-            .map(|(item, text)| Some(extract_one(item, text?, None)))
+            .map(|(item, text)| Some(extract_one(item, text?, None, trees)))
             .collect());
     };
     let keys: Vec<Option<reuse::FileKey>> = items
         .par_iter()
         .zip(&texts)
         .map(|(item, text)| match (item, text) {
-            (walk::WalkItem::File { id, .. }, Some(Some(t))) => Some(reuse::file_key(id, t)),
+            (walk::WalkItem::File { id, .. }, Some(Some(t))) => Some(reuse::file_key(id, &t.text)),
             _ => None,
         })
         .collect();
@@ -383,7 +440,7 @@ fn extract_all(
         .par_iter()
         .zip(texts)
         .zip(&keys)
-        .map(|((item, text), key)| Some(extract_one(item, text?, pack.as_ref().zip(*key))))
+        .map(|((item, text), key)| Some(extract_one(item, text?, pack.as_ref().zip(*key), trees)))
         .collect();
     let parsed = outcomes
         .iter()
@@ -412,32 +469,38 @@ fn extract_all(
 }
 
 /// One file's outcome from its text (`None`: not UTF-8), taken from the pack when
-/// it has the extraction of this key.
+/// it has the extraction of this key; a file parsed from its verbatim text also
+/// gives its tree to `trees`.
 fn extract_one(
     item: &walk::WalkItem,
-    text: Option<Arc<str>>,
+    text: Option<FileText>,
     stored: Option<(&reuse::Pack, reuse::FileKey)>,
+    trees: Option<&dyn TreeSink>,
 ) -> FileOutcome {
-    let (walk::WalkItem::File { id, .. }, Some(text)) = (item, text) else {
+    let (walk::WalkItem::File { id, .. }, Some(FileText { text, verbatim })) = (item, text) else {
         return FileOutcome::Undecodable;
     };
-    match stored.and_then(|(pack, key)| pack.get(key, &text)) {
-        Some(extracted) => FileOutcome::Read {
+    if let Some(extracted) = stored.and_then(|(pack, key)| pack.get(key, &text)) {
+        return FileOutcome::Read {
             text,
             extracted,
             reused: true,
-        },
-        None => FileOutcome::Read {
-            extracted: extract::extract(id, &text),
-            text,
-            reused: false,
-        },
+        };
+    }
+    let extracted = match trees.filter(|_| verbatim) {
+        Some(sink) => extract::extract_with(id, &text, |tree| sink.parsed(id, &text, tree)),
+        None => extract::extract(id, &text),
+    };
+    FileOutcome::Read {
+        extracted,
+        text,
+        reused: false,
     }
 }
 
 /// Reads a file as Python's `open(path, 'r')` does under a UTF-8 locale (strict
 /// UTF-8, universal newlines); `None` if it is not UTF-8.
-fn read_text(path: &Path) -> Result<Option<Arc<str>>, BuildError> {
+fn read_text(path: &Path) -> Result<Option<FileText>, BuildError> {
     let bytes = std::fs::read(path).map_err(|source| BuildError::Read {
         path: path.to_path_buf(),
         source,
@@ -446,7 +509,13 @@ fn read_text(path: &Path) -> Result<Option<Arc<str>>, BuildError> {
         return Ok(None);
     };
     Ok(Some(match navbench_python::universal_newlines(&raw) {
-        std::borrow::Cow::Owned(text) => text.into(),
-        std::borrow::Cow::Borrowed(_) => raw.into(),
+        std::borrow::Cow::Owned(text) => FileText {
+            text: text.into(),
+            verbatim: false,
+        },
+        std::borrow::Cow::Borrowed(_) => FileText {
+            text: raw.into(),
+            verbatim: true,
+        },
     }))
 }

@@ -18,6 +18,7 @@
 pub mod blocks;
 pub mod files;
 pub mod matcher;
+pub mod shared;
 pub mod split;
 pub mod store;
 pub mod tokens;
@@ -28,6 +29,7 @@ use rayon::prelude::*;
 
 pub use blocks::{BlockTree, ParseFailure, parse_blocks};
 pub use files::{CorpusFile, list_corpus_files};
+pub use shared::TreeChunks;
 pub use store::ChunkStore;
 
 /// Size limits of the splitter; [`ChunkConfig::default`] is LocAgent's runtime setting.
@@ -111,8 +113,18 @@ pub enum FileChunks {
 
 /// Chunks one file's source text.
 pub fn chunk_source(file_path: &str, source: &str, cfg: &ChunkConfig) -> FileChunks {
-    let tree = navbench_python::parse_tree(source);
-    let blocks = match parse_blocks(source, &tree) {
+    chunk_parsed(file_path, source, &navbench_python::parse_tree(source), cfg)
+}
+
+/// Chunks one file's source text, already parsed into `tree` (by
+/// `navbench_python::parse_tree(source)`: the chunks are [`chunk_source`]'s).
+pub fn chunk_parsed(
+    file_path: &str,
+    source: &str,
+    tree: &tree_sitter::Tree,
+    cfg: &ChunkConfig,
+) -> FileChunks {
+    let blocks = match parse_blocks(source, tree) {
         Ok(b) => b,
         Err(e) => return FileChunks::Rejected(e),
     };
@@ -168,24 +180,44 @@ pub fn chunk_repo(root: &Path, cfg: &ChunkConfig) -> Result<Vec<Chunk>, ChunkErr
 }
 
 /// [`chunk_repo`] with each chunk's BM25 terms ([`store::terms_of`]), taking both
-/// from `store` for files an earlier build chunked (and storing the others'): the
-/// same chunks and terms, computing only those of new or edited files.
+/// from `store` for files an earlier build chunked (and storing the others'), and
+/// from `shared` for files chunked from the graph builder's parse: the same chunks
+/// and terms, computing only those of new or edited files and parsing none twice.
 pub fn chunk_repo_with_terms(
     root: &Path,
     cfg: &ChunkConfig,
     store: Option<&ChunkStore>,
+    shared: Option<&TreeChunks>,
 ) -> Result<Vec<store::TermedChunk>, ChunkError> {
-    let reused = std::sync::atomic::AtomicUsize::new(0);
-    let stored = std::sync::atomic::AtomicUsize::new(0);
-    let out = per_corpus_file(root, |rel, bytes| match store {
-        Some(store) => {
-            let (chunks, hit) = store.chunks_of(rel, bytes, cfg);
-            reused.fetch_add(usize::from(hit), std::sync::atomic::Ordering::Relaxed);
-            stored.fetch_add(usize::from(!hit), std::sync::atomic::Ordering::Relaxed);
-            chunks
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    let (reused, stored, from_graph) = (
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+    );
+    let out = per_corpus_file(root, |rel, bytes| {
+        if let Some(chunks) = shared.and_then(|s| s.take(rel, bytes)) {
+            from_graph.fetch_add(1, Relaxed);
+            if let Some(store) = store {
+                store.put(rel, bytes, cfg, &chunks);
+                stored.fetch_add(1, Relaxed);
+            }
+            return chunks;
         }
-        None => store::with_terms(store::chunk_file(rel, bytes, cfg)),
+        match store {
+            Some(store) => {
+                let (chunks, hit) = store.chunks_of(rel, bytes, cfg);
+                reused.fetch_add(usize::from(hit), Relaxed);
+                stored.fetch_add(usize::from(!hit), Relaxed);
+                chunks
+            }
+            None => store::with_terms(store::chunk_file(rel, bytes, cfg)),
+        }
     })?;
+    tracing::debug!(
+        from_graph = from_graph.into_inner(),
+        "files chunked from the graph builder's parse"
+    );
     if let Some(store) = store {
         let stored = stored.into_inner();
         tracing::debug!(

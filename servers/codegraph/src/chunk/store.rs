@@ -183,10 +183,27 @@ impl ChunkStore {
             Err(e) => tracing::debug!(path = %path.display(), error = %e, "chunking again"),
         }
         let chunks = with_terms(chunk_file(rel, bytes, cfg));
-        if let Err(e) = lru::write_entry(&path, &encode(rel, &chunks)) {
-            tracing::debug!(path = %path.display(), error = %e, "cannot store the file's chunks");
-        }
+        write(&path, rel, &chunks);
         (chunks, false)
+    }
+
+    /// Whether the store has an entry for file `rel` with contents `bytes` (intact
+    /// or not: [`ChunkStore::chunks_of`] finds out).
+    pub(crate) fn has(&self, rel: &str, bytes: &[u8], cfg: &ChunkConfig) -> bool {
+        self.entry_path(rel, bytes, cfg).is_file()
+    }
+
+    /// Stores `chunks` as those of file `rel` with contents `bytes`, made elsewhere
+    /// (from the graph builder's parse, `super::TreeChunks`); a failure is logged.
+    pub(crate) fn put(&self, rel: &str, bytes: &[u8], cfg: &ChunkConfig, chunks: &[TermedChunk]) {
+        write(&self.entry_path(rel, bytes, cfg), rel, chunks);
+    }
+}
+
+/// Writes the entry at `path`; a failure is logged, since the chunks do not depend on it.
+fn write(path: &std::path::Path, rel: &str, chunks: &[TermedChunk]) {
+    if let Err(e) = lru::write_entry(path, &encode(rel, chunks)) {
+        tracing::debug!(path = %path.display(), error = %e, "cannot store the file's chunks");
     }
 }
 
@@ -194,7 +211,13 @@ impl ChunkStore {
 /// file the chunker rejects).
 pub(crate) fn chunk_file(rel: &str, bytes: &[u8], cfg: &ChunkConfig) -> Vec<Chunk> {
     let src = files::decode_utf8_ignore(bytes);
-    match chunk_source(rel, &src, cfg) {
+    indexed(rel, chunk_source(rel, &src, cfg))
+}
+
+/// What the index holds of a file's chunking: its chunks, none when the chunker
+/// rejects the file (as the original indexes nothing for it).
+pub(crate) fn indexed(rel: &str, chunks: FileChunks) -> Vec<Chunk> {
+    match chunks {
         FileChunks::Chunks(c) => c,
         FileChunks::Rejected(e) => {
             tracing::debug!(file = %rel, error = %e, "file not chunked");
@@ -365,7 +388,7 @@ mod tests {
         let _ = store.chunks_of("old.py", TEXT, &cfg);
         let old = store.entry_path("old.py", TEXT, &cfg);
         age(&old, 3600);
-        let chunks = super::super::chunk_repo_with_terms(tree.path(), &cfg, Some(&store))
+        let chunks = super::super::chunk_repo_with_terms(tree.path(), &cfg, Some(&store), None)
             .expect("chunk the tree");
         assert_eq!(chunks, with_terms(chunk_file("m.py", TEXT, &cfg)));
         // The eviction runs on a thread of its own: wait for it (a liveness bound only).

@@ -7,6 +7,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Pieces memoized per thread before the memo is cleared (bounds memory).
 const MEMO_LIMIT: usize = 1 << 20;
@@ -15,12 +16,22 @@ thread_local! {
     static PIECE_COUNTS: RefCell<HashMap<Box<[u8]>, u32>> = RefCell::new(HashMap::new());
 }
 
+/// Set once a [`warm_up`] thread has the tokenizer built.
+static READY: AtomicBool = AtomicBool::new(false);
+
 /// Starts building the cl100k tokenizer on a background thread, so that its start-up
 /// overlaps other work; a later [`count_tokens`] waits for it if it is still running.
 pub fn warm_up() {
     std::thread::spawn(|| {
         let _ = tiktoken_rs::cl100k_base_singleton();
+        READY.store(true, Ordering::Release);
     });
+}
+
+/// Whether a [`warm_up`] finished building the tokenizer: [`count_tokens`] will not
+/// wait. Work that can be done later instead of waiting asks this first.
+pub fn ready() -> bool {
+    READY.load(Ordering::Acquire)
 }
 
 /// Number of cl100k tokens in `text`.

@@ -8,9 +8,13 @@ use std::time::Instant;
 use navbench_server_support::sandbox::Sandbox;
 
 use super::*;
+use crate::bm25::{Bm25Error, Bm25Index};
 use crate::cache::{CacheEntry, CacheError, CacheKey};
 use crate::fuzzy::FuzzyIndex;
 use crate::traverse::RepoGraph;
+
+/// A content index (and whether it was loaded rather than built), or why there is none.
+type ContentIndex = Result<(Bm25Index, bool), Bm25Error>;
 
 /// Where to go after `init_repository`.
 const NEXT_STEP: &str = "Next: explore_tree(path='/') for the layout; search_code / search_entities with names and keywords from the issue; get_dependencies on candidates (callers: direction='upstream'); get_code for their full code.";
@@ -76,26 +80,7 @@ impl CodegraphTools {
         let mut phases = InitPhases::start();
         let entry = CacheEntry::new(&self.cache_dir, CacheKey::of(&root));
         phases.mark("key");
-        // The graph and the BM25 content index depend only on the tree: build both at
-        // once, so one's sequential steps overlap the other's parallel ones. Chunks,
-        // like parse results, are shared by every tree built with this cache.
-        let chunk_store = crate::chunk::ChunkStore::new(self.cache_dir.join("chunks"));
-        let (graph, content) = rayon::join(
-            || self.load_or_build(&root, &entry, force),
-            || {
-                let started = Instant::now();
-                let index_dir = entry.dir.join("bm25");
-                let content = crate::retrievers::open_or_build_content(
-                    &root,
-                    &index_dir,
-                    force,
-                    Some(&chunk_store),
-                );
-                tracing::debug!(elapsed = ?started.elapsed(), "BM25 content index ready");
-                content
-            },
-        );
-        let (graph, cache) = graph?;
+        let (graph, cache, content) = self.graph_and_content(&root, &entry, force)?;
         phases.mark("graph+bm25");
         let retrievers = crate::retrievers::with_content(&graph, content);
         phases.mark("modules");
@@ -164,49 +149,143 @@ impl CodegraphTools {
         Ok(ToolOutput::ok(text, data))
     }
 
-    /// The graph from the cache, or built (and saved) when forced, missing, corrupt or
-    /// stale; with how the cache was used (`hit`, `miss`, `forced`, `corrupt`).
-    fn load_or_build(
+    /// The graph and the BM25 content index of the tree at `root`, each loaded from
+    /// `entry` when it is there and current (both looked up at once), else built; with
+    /// how the graph cache was used (`hit`, `miss`, `forced`, `corrupt`).
+    ///
+    /// They depend only on the tree. When both must be built, the graph builder's
+    /// parse of each file also gives the file's chunks ([`crate::chunk::TreeChunks`]),
+    /// so each file is parsed once, and the content index is built while the graph
+    /// is assembled and saved. Chunks, like parse results, are shared by every tree
+    /// built with this cache.
+    fn graph_and_content(
         &self,
         root: &Path,
         entry: &CacheEntry,
         force: bool,
-    ) -> Result<(crate::graph::CodeGraph, &'static str), ToolError> {
-        Ok(if force {
-            (self.build_and_save(root, entry)?, "forced")
-        } else {
-            match entry.load_graph() {
-                Ok(g) => (g, "hit"),
-                Err(CacheError::Missing) => (self.build_and_save(root, entry)?, "miss"),
-                Err(e @ (CacheError::Corrupt(_) | CacheError::Io(_))) => {
-                    tracing::warn!(error = %e, path = %entry.graph_path().display(), "rebuilding");
-                    (self.build_and_save(root, entry)?, "corrupt")
-                }
-                Err(e @ CacheError::Stale(_)) => {
-                    tracing::info!(error = %e, "rebuilding");
-                    (self.build_and_save(root, entry)?, "miss")
-                }
+    ) -> Result<(crate::graph::CodeGraph, &'static str, ContentIndex), ToolError> {
+        let chunk_store = crate::chunk::ChunkStore::new(self.cache_dir.join("chunks"));
+        let index_dir = entry.dir.join("bm25");
+        let build_content = |shared: Option<&crate::chunk::TreeChunks>| {
+            let started = Instant::now();
+            let content =
+                crate::retrievers::build_content(root, &index_dir, Some(&chunk_store), shared);
+            tracing::debug!(elapsed = ?started.elapsed(), "BM25 content index built");
+            content
+        };
+        let (graph, saved) = rayon::join(
+            || self.cached_graph(entry, force),
+            || match force {
+                true => Ok(None),
+                false => crate::retrievers::open_content(root, &index_dir),
+            },
+        );
+        let why = match (graph, saved) {
+            (Ok(graph), Ok(Some(idx))) => return Ok((graph, "hit", Ok((idx, true)))),
+            (Ok(graph), Ok(None)) => return Ok((graph, "hit", build_content(None))),
+            (Ok(graph), Err(e)) => return Ok((graph, "hit", Err(e))),
+            (Err(why), Ok(Some(idx))) => {
+                return Ok((
+                    self.build_and_save(root, entry, None)?,
+                    why,
+                    Ok((idx, true)),
+                ));
             }
-        })
+            (Err(why), Err(e)) => {
+                return Ok((self.build_and_save(root, entry, None)?, why, Err(e)));
+            }
+            (Err(why), Ok(None)) => why,
+        };
+        let shared = crate::chunk::TreeChunks::new(
+            root,
+            crate::chunk::ChunkConfig::default(),
+            Some(chunk_store.clone()),
+        )
+        .map_err(|e| tracing::debug!(error = %e, "chunks not made from the graph's parse"))
+        .ok()
+        .map(Arc::new);
+        let sink = shared
+            .clone()
+            .map(|s| s as Arc<dyn crate::builder::TreeSink>);
+        let extraction = self.extract(root, sink)?;
+        let (graph, content) = rayon::join(
+            || self.assemble_and_save(extraction, entry),
+            || build_content(shared.as_deref()),
+        );
+        Ok((graph, why, content))
     }
 
-    fn build_and_save(
+    /// The graph saved in `entry`, or why it must be built: `forced`, `miss` (none, or
+    /// of another tree or build) or `corrupt`.
+    fn cached_graph(
+        &self,
+        entry: &CacheEntry,
+        force: bool,
+    ) -> Result<crate::graph::CodeGraph, &'static str> {
+        if force {
+            return Err("forced");
+        }
+        match entry.load_graph() {
+            Ok(g) => Ok(g),
+            Err(CacheError::Missing) => Err("miss"),
+            Err(e @ (CacheError::Corrupt(_) | CacheError::Io(_))) => {
+                tracing::warn!(error = %e, path = %entry.graph_path().display(), "rebuilding");
+                Err("corrupt")
+            }
+            Err(e @ CacheError::Stale(_)) => {
+                tracing::info!(error = %e, "rebuilding");
+                Err("miss")
+            }
+        }
+    }
+
+    /// The options of this server's graph builds: per-file parse results shared by
+    /// every tree built with this cache (the next commit of a repository parses only
+    /// the files that changed), and `trees` given each parsed tree.
+    fn build_options(
+        &self,
+        trees: Option<Arc<dyn crate::builder::TreeSink>>,
+    ) -> crate::builder::BuildOptions {
+        crate::builder::BuildOptions {
+            reuse: Some(crate::builder::FileStore::new(self.cache_dir.join("files"))),
+            trees,
+            ..Default::default()
+        }
+    }
+
+    /// The walk and per-file extraction of a graph build of `root` (see
+    /// [`crate::builder::Extraction`]).
+    fn extract(
         &self,
         root: &Path,
-        entry: &CacheEntry,
-    ) -> Result<crate::graph::CodeGraph, ToolError> {
-        // Per-file parse results are shared by every tree built with this cache:
-        // the next commit of a repository parses only the files that changed.
-        let options = crate::builder::BuildOptions {
-            reuse: Some(crate::builder::FileStore::new(self.cache_dir.join("files"))),
-            ..Default::default()
-        };
-        let (graph, report) = crate::builder::build_graph_with(root, &options).map_err(|e| {
+        trees: Option<Arc<dyn crate::builder::TreeSink>>,
+    ) -> Result<crate::builder::Extraction, ToolError> {
+        crate::builder::Extraction::run(root, &self.build_options(trees)).map_err(|e| {
             ToolError::Init(format!(
                 "building the graph of {} failed: {e}",
                 root.display()
             ))
-        })?;
+        })
+    }
+
+    /// Builds the graph of `root` and saves it in `entry`.
+    fn build_and_save(
+        &self,
+        root: &Path,
+        entry: &CacheEntry,
+        trees: Option<Arc<dyn crate::builder::TreeSink>>,
+    ) -> Result<crate::graph::CodeGraph, ToolError> {
+        let extraction = self.extract(root, trees)?;
+        Ok(self.assemble_and_save(extraction, entry))
+    }
+
+    /// The graph from an extraction, saved in `entry` (a failure to save is logged).
+    fn assemble_and_save(
+        &self,
+        extraction: crate::builder::Extraction,
+        entry: &CacheEntry,
+    ) -> crate::graph::CodeGraph {
+        let (graph, report) = extraction.assemble(&self.build_options(None));
         tracing::info!(
             parsed = report.parsed,
             reused = report.reused,
@@ -218,7 +297,7 @@ impl CodegraphTools {
             tracing::warn!(error = %e, dir = %entry.dir.display(), "cannot write the graph cache");
         }
         tracing::debug!(elapsed = ?saving.elapsed(), "graph cache written");
-        Ok(graph)
+        graph
     }
 
     /// `reset_repository`: forgets the current repository.
