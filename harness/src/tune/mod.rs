@@ -110,7 +110,7 @@ pub async fn tune(cfg: TuneConfig) -> anyhow::Result<Tables> {
         .map(|rv| (rv.variant.name(), rv.variant.knobs()))
         .collect();
     cfg.grid.check(&knobs)?;
-    let (mut ds, cache) = pipeline::load_dataset(&cfg.dataset, &cfg.cache, &cfg.repo_url)?;
+    let (mut ds, cache) = crate::run_inputs::load_dataset(&cfg.dataset, &cfg.cache, &cfg.repo_url)?;
     let cache = Arc::new(cache);
     if !cfg.instances.is_empty() {
         ds.select_ids(&cfg.instances)?;
