@@ -136,6 +136,24 @@ pub struct SourceArgs {
     pub cache: Option<PathBuf>,
 }
 
+/// How servers are found, timed and their responses counted (`run`, `tune`, `proxy`).
+#[derive(Debug, clap::Args)]
+pub struct ServerArgs {
+    /// Tokenizer for response and schema tokens: cl100k_base or o200k_base.
+    #[arg(long, default_value = "cl100k_base")]
+    pub tokenizer: Tokenizer,
+    /// Per-call timeout in seconds (also bounds server start-up); a hung server is killed.
+    #[arg(long, default_value_t = 120.0)]
+    pub timeout: f64,
+    /// Timeout in seconds of indexing calls (init_repository, index_repository): a
+    /// large repository can take minutes to embed on a small machine.
+    #[arg(long, default_value_t = 3600.0)]
+    pub index_timeout: f64,
+    /// Directory holding the server binaries [default: next to navbench].
+    #[arg(long)]
+    pub server_dir: Option<PathBuf>,
+}
+
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
     #[command(flatten)]
@@ -155,19 +173,8 @@ pub struct RunArgs {
     /// Run at most this many instances.
     #[arg(long)]
     pub limit: Option<usize>,
-    /// Tokenizer for response and schema tokens: cl100k_base or o200k_base.
-    #[arg(long, default_value = "cl100k_base")]
-    pub tokenizer: Tokenizer,
-    /// Per-call timeout in seconds (also bounds server start-up); a hung server is killed.
-    #[arg(long, default_value_t = 120.0)]
-    pub timeout: f64,
-    /// Timeout in seconds of indexing calls (init_repository, index_repository): a
-    /// large repository can take minutes to embed on a small machine.
-    #[arg(long, default_value_t = 3600.0)]
-    pub index_timeout: f64,
-    /// Directory holding the server binaries [default: next to navbench].
-    #[arg(long)]
-    pub server_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub server: ServerArgs,
     /// Run only the I-th of N disjoint, stable slices (by a hash of the instance id),
     /// after --instances and --limit; combine the shards with `navbench merge`.
     #[arg(long, value_name = "I/N")]
@@ -218,18 +225,8 @@ pub struct ProxyArgs {
     /// The instance_id column of the recorded rows [default: the root's directory name].
     #[arg(long, value_name = "ID")]
     pub instance_id: Option<String>,
-    /// Tokenizer for response tokens: cl100k_base or o200k_base.
-    #[arg(long, default_value = "cl100k_base")]
-    pub tokenizer: Tokenizer,
-    /// Per-call timeout in seconds (also bounds server start-up).
-    #[arg(long, default_value_t = 120.0)]
-    pub timeout: f64,
-    /// Timeout in seconds of the variant's indexing calls.
-    #[arg(long, default_value_t = 3600.0)]
-    pub index_timeout: f64,
-    /// Directory holding the server binaries [default: next to navbench].
-    #[arg(long)]
-    pub server_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub server: ServerArgs,
     /// Cache handed to servers that keep indexes [default: as for `run`].
     #[arg(long)]
     pub cache: Option<PathBuf>,
@@ -255,18 +252,8 @@ pub struct TuneArgs {
     /// `name=v1,v2;name=v3` (names as in tune.md).
     #[arg(long, default_value = "")]
     pub grid: crate::tune::grid::GridOverrides,
-    /// Tokenizer for response tokens: cl100k_base or o200k_base.
-    #[arg(long, default_value = "cl100k_base")]
-    pub tokenizer: Tokenizer,
-    /// Per-call timeout in seconds (also bounds server start-up).
-    #[arg(long, default_value_t = 120.0)]
-    pub timeout: f64,
-    /// Timeout in seconds of the variant's indexing calls.
-    #[arg(long, default_value_t = 3600.0)]
-    pub index_timeout: f64,
-    /// Directory holding the server binaries [default: next to navbench].
-    #[arg(long)]
-    pub server_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub server: ServerArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -442,14 +429,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
 }
 
 async fn run_command(a: RunArgs) -> anyhow::Result<i32> {
-    for (flag, secs) in [
-        ("--timeout", a.timeout),
-        ("--index-timeout", a.index_timeout),
-    ] {
-        if !(secs > 0.0 && secs.is_finite()) {
-            anyhow::bail!("{flag} must be a positive number of seconds, got {secs}");
-        }
-    }
+    let (call_timeout, index_timeout) = a.server.timeouts()?;
     let variants = if a.variants.is_empty() {
         crate::variants::all()
             .iter()
@@ -473,7 +453,7 @@ async fn run_command(a: RunArgs) -> anyhow::Result<i32> {
             use crate::policy::agent::{Agent, AgentConfig, LlmCache, config};
             let cfg = AgentConfig::load(&config::locate(spec)?)?;
             let cache = a.llm_cache.as_deref().map(LlmCache::open).transpose()?;
-            pipeline::Policy::Agent(std::sync::Arc::new(Agent::new(cfg, cache, a.tokenizer)?))
+            pipeline::Policy::Agent(std::sync::Arc::new(Agent::new(cfg, cache, a.server.tokenizer)?))
         }
     };
     let cfg = RunConfig {
@@ -485,10 +465,10 @@ async fn run_command(a: RunArgs) -> anyhow::Result<i32> {
         jobs: a.jobs,
         instances: a.instances,
         limit: a.limit,
-        tokenizer: a.tokenizer,
-        call_timeout: Duration::from_secs_f64(a.timeout),
-        index_timeout: Duration::from_secs_f64(a.index_timeout),
-        server_dir: a.server_dir,
+        tokenizer: a.server.tokenizer,
+        call_timeout,
+        index_timeout,
+        server_dir: a.server.server_dir,
         shard: a.shard,
         policy,
     };
@@ -506,19 +486,30 @@ fn positive_secs(flag: &str, secs: f64) -> anyhow::Result<Duration> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+impl ServerArgs {
+    /// `--timeout` and `--index-timeout`, refused unless positive and finite.
+    fn timeouts(&self) -> anyhow::Result<(Duration, Duration)> {
+        Ok((
+            positive_secs("--timeout", self.timeout)?,
+            positive_secs("--index-timeout", self.index_timeout)?,
+        ))
+    }
+}
+
 async fn proxy_command(a: ProxyArgs) -> anyhow::Result<i32> {
+    let (call_timeout, index_timeout) = a.server.timeouts()?;
     let opts = crate::proxy::command::ProxyOptions {
-        call_timeout: positive_secs("--timeout", a.timeout)?,
-        index_timeout: positive_secs("--index-timeout", a.index_timeout)?,
+        call_timeout,
+        index_timeout,
         variant: a.variant,
         root: a.root,
         record: a.record,
         http: a.http,
         allow_remote: a.allow_remote,
         instance_id: a.instance_id,
-        server_dir: a.server_dir,
+        server_dir: a.server.server_dir,
         cache: a.cache.unwrap_or_else(default_cache),
-        tokenizer: a.tokenizer,
+        tokenizer: a.server.tokenizer,
     };
     crate::proxy::command::run(opts).await?;
     Ok(0)
@@ -538,10 +529,9 @@ async fn tune_command(a: TuneArgs) -> anyhow::Result<i32> {
     cfg.instances = a.instances;
     cfg.limit = a.limit;
     cfg.grid = a.grid;
-    cfg.tokenizer = a.tokenizer;
-    cfg.call_timeout = positive_secs("--timeout", a.timeout)?;
-    cfg.index_timeout = positive_secs("--index-timeout", a.index_timeout)?;
-    cfg.server_dir = a.server_dir;
+    (cfg.call_timeout, cfg.index_timeout) = a.server.timeouts()?;
+    cfg.tokenizer = a.server.tokenizer;
+    cfg.server_dir = a.server.server_dir;
     let tables = crate::tune::tune(cfg).await?;
     print!("{}", tables.markdown);
     println!("results: {}", out.display());
