@@ -29,7 +29,7 @@
 //! as the run goes). [`shard`] picks a stable slice for `run --shard I/N`; [`cli`] is
 //! the command line.
 //!
-//! Afterwards, finished run directories are read by [`run_dir`] (polars lazy scans):
+//! Afterwards, finished run directories are read by [`run_dir`] (streamed, only the columns used):
 //! [`report`] aggregates runs into `report.md`, `report.csv` and plots with the
 //! statistics of [`stats`]; [`compare`] checks a run against a baseline (CI's
 //! regression gate); [`merge`] combines the shards of one run; [`agreement`] compares

@@ -1,16 +1,13 @@
 //! Reading finished run directories back for `report` and `compare`: `run.json`, and
-//! `instances.csv` / `calls.csv` through polars lazy CSV scans that read only the
-//! columns asked for (the `pred_*` / `gold_*` lists and error texts never load).
+//! `instances.csv` / `calls.csv` streamed record by record, looking only at the columns
+//! asked for (the `pred_*` / `gold_*` lists and error texts are never parsed).
 //!
 //! The agent columns ([`crate::output::agent_columns`]) are read when the file has them:
 //! a run written before they existed (the committed `results/baseline/`) reads as a
 //! scripted run, every [`ResultRow::agent`] `None`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
-use polars::prelude::*;
 
 use crate::output::{RunInfo, STATUS_NO_GOLD, metric_columns, read_info};
 
@@ -102,10 +99,6 @@ pub struct Run {
     pub rows: Vec<ResultRow>,
 }
 
-fn polars_err(path: &Path) -> impl Fn(PolarsError) -> anyhow::Error + '_ {
-    move |e| anyhow::anyhow!("cannot read {}: {e}", path.display())
-}
-
 /// The header of a CSV file (only its first record is read).
 fn csv_header(path: &Path) -> anyhow::Result<Vec<String>> {
     let mut rdr = csv::ReaderBuilder::new()
@@ -119,7 +112,7 @@ fn csv_header(path: &Path) -> anyhow::Result<Vec<String>> {
         .collect())
 }
 
-/// The header of a file `scan` will read, or why it cannot be read.
+/// The header of a file [`for_each_record`] will read, or why it cannot be read.
 fn existing_header(path: &Path) -> anyhow::Result<Vec<String>> {
     if !path.exists() {
         anyhow::bail!(
@@ -131,13 +124,27 @@ fn existing_header(path: &Path) -> anyhow::Result<Vec<String>> {
     csv_header(path)
 }
 
-/// A lazy scan of `path` with the given columns typed as given (the rest as inferred),
-/// after checking that its `header` has them.
-fn scan(path: &Path, header: &[String], typed: &[(&str, DataType)]) -> anyhow::Result<LazyFrame> {
-    let missing: Vec<&str> = typed
+/// Streams the CSV file at `path`, handing `f` the fields of the columns `wanted` (in
+/// that order) of each record; a column in `optional` that the header lacks reads as
+/// empty, any other missing column is refused before the first record. Only the
+/// wanted fields are looked at: the `pred_*` / `gold_*` lists and error texts are
+/// skipped over, never parsed.
+fn for_each_record(
+    path: &Path,
+    wanted: &[&str],
+    optional: &[&str],
+    mut f: impl FnMut(&Fields) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let header = existing_header(path)?;
+    let index: Vec<Option<usize>> = wanted
         .iter()
+        .map(|c| header.iter().position(|h| h == c))
+        .collect();
+    let missing: Vec<&str> = wanted
+        .iter()
+        .zip(&index)
+        .filter(|(c, i)| i.is_none() && !optional.contains(c))
         .map(|(c, _)| *c)
-        .filter(|c| !header.iter().any(|h| h == c))
         .collect();
     if !missing.is_empty() {
         anyhow::bail!(
@@ -146,200 +153,167 @@ fn scan(path: &Path, header: &[String], typed: &[(&str, DataType)]) -> anyhow::R
             missing.join(", ")
         );
     }
-    let schema: Schema = typed
-        .iter()
-        .map(|(c, t)| Field::new((*c).into(), t.clone()))
-        .collect();
-    let src = PlRefPath::try_from_path(path).map_err(polars_err(path))?;
-    LazyCsvReader::new(src)
-        .with_has_header(true)
-        .with_dtype_overwrite(Some(Arc::new(schema)))
-        .finish()
-        .map_err(polars_err(path))
-}
-
-/// Lazily scans a run's `instances.csv`: identity, status, every metric, the cost
-/// columns and those agent columns the file has, one row per instance × variant (the
-/// last row of a retried pair wins, as in [`crate::output::read_instance_rows`]).
-pub fn scan_instances(dir: &Path) -> anyhow::Result<LazyFrame> {
-    let path = dir.join("instances.csv");
-    let header = existing_header(&path)?;
-    let mut typed: Vec<(String, DataType)> = ["instance_id", "repo", "variant", "status"]
-        .iter()
-        .map(|c| (c.to_string(), DataType::String))
-        .collect();
-    typed.extend(metric_columns().into_iter().map(|c| (c, DataType::Float64)));
-    typed.extend(
-        COST_COLUMNS
-            .iter()
-            .map(|c| (c.to_string(), DataType::Float64)),
-    );
-    // Optional: only those the file has (none in a run older than the agent policy).
-    let has = |c: &str| header.iter().any(|h| h == c);
-    typed.extend(
-        AGENT_NUMBERS
-            .iter()
-            .filter(|c| has(c))
-            .map(|c| (c.to_string(), DataType::Float64)),
-    );
-    typed.extend(
-        AGENT_TEXTS
-            .iter()
-            .filter(|c| has(c))
-            .map(|c| (c.to_string(), DataType::String)),
-    );
-    let typed_ref: Vec<(&str, DataType)> =
-        typed.iter().map(|(c, t)| (c.as_str(), t.clone())).collect();
-    let lf = scan(&path, &header, &typed_ref)?;
-    let cols: Vec<Expr> = typed.iter().map(|(c, _)| col(c.as_str())).collect();
-    Ok(lf.select(cols).unique_stable(
-        Some(cols_selector(["instance_id", "variant"])),
-        UniqueKeepStrategy::Last,
-    ))
-}
-
-fn cols_selector<const N: usize>(names: [&str; N]) -> Selector {
-    polars::prelude::cols(names)
-}
-
-/// Lazily scans a run's `calls.csv`: variant, tool and latency of every call.
-pub fn scan_calls(dir: &Path) -> anyhow::Result<LazyFrame> {
-    let path = dir.join("calls.csv");
-    let typed = [
-        ("instance_id", DataType::String),
-        ("variant", DataType::String),
-        ("tool", DataType::String),
-        ("latency_ms", DataType::Float64),
-    ];
-    let header = existing_header(&path)?;
-    let lf = scan(&path, &header, &typed)?;
-    Ok(lf.select([
-        col("instance_id"),
-        col("variant"),
-        col("tool"),
-        col("latency_ms"),
-    ]))
-}
-
-/// A text column of a collected frame (nulls as empty strings).
-pub fn str_col(df: &DataFrame, name: &str) -> anyhow::Result<Vec<String>> {
-    let c = df
-        .column(name)
-        .map_err(|e| anyhow::anyhow!("column {name} missing: {e}"))?;
-    Ok(c.str()
-        .map_err(|e| anyhow::anyhow!("column {name} is not text: {e}"))?
-        .iter()
-        .map(|v| v.unwrap_or("").to_string())
-        .collect())
-}
-
-/// A float column of a collected frame.
-pub fn f64_col(df: &DataFrame, name: &str) -> anyhow::Result<Vec<Option<f64>>> {
-    let c = df
-        .column(name)
-        .map_err(|e| anyhow::anyhow!("column {name} missing: {e}"))?;
-    Ok(c.f64()
-        .map_err(|e| anyhow::anyhow!("column {name} is not numeric: {e}"))?
-        .iter()
-        .collect())
-}
-
-/// The agent columns of a collected frame; `None` when it has no `stop_reason` (a run
-/// older than the agent policy).
-struct AgentColumns {
-    numbers: HashMap<&'static str, Vec<Option<f64>>>,
-    estimated: Vec<String>,
-    stop_reason: Vec<String>,
-}
-
-impl AgentColumns {
-    fn of(df: &DataFrame) -> anyhow::Result<Option<AgentColumns>> {
-        if df.column("stop_reason").is_err() {
-            return Ok(None);
+    let mut rdr = csv::ReaderBuilder::new()
+        .from_path(path)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    let mut record = csv::StringRecord::new();
+    let mut line = 1;
+    loop {
+        let more = rdr
+            .read_record(&mut record)
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+        if !more {
+            return Ok(());
         }
-        let mut numbers = HashMap::new();
-        for c in AGENT_NUMBERS {
-            if df.column(c).is_ok() {
-                numbers.insert(c, f64_col(df, c)?);
-            }
-        }
-        let estimated = if df.column("tokens_estimated").is_ok() {
-            str_col(df, "tokens_estimated")?
-        } else {
-            Vec::new()
+        line += 1;
+        let fields = Fields {
+            path,
+            line,
+            wanted,
+            index: &index,
+            record: &record,
         };
-        Ok(Some(AgentColumns {
-            numbers,
-            estimated,
-            stop_reason: str_col(df, "stop_reason")?,
-        }))
+        f(&fields)?;
+    }
+}
+
+/// The wanted fields of one CSV record (see [`for_each_record`]).
+struct Fields<'a> {
+    path: &'a Path,
+    line: usize,
+    wanted: &'a [&'a str],
+    index: &'a [Option<usize>],
+    record: &'a csv::StringRecord,
+}
+
+impl Fields<'_> {
+    /// Wanted column `k` as text (empty when absent).
+    fn text(&self, k: usize) -> &str {
+        self.index[k]
+            .and_then(|i| self.record.get(i))
+            .unwrap_or("")
     }
 
-    /// Row `i`'s figures; `None` for a scripted row (empty `stop_reason`).
-    fn row(&self, i: usize) -> Option<AgentFigures> {
-        let stop_reason = self.stop_reason.get(i).filter(|s| !s.is_empty())?.clone();
-        let num = |c: &str| {
-            self.numbers
-                .get(c)
-                .and_then(|v| v.get(i).copied().flatten())
-        };
-        Some(AgentFigures {
-            llm_turns: num("llm_turns").unwrap_or(0.0),
-            prompt_tokens: num("prompt_tokens").unwrap_or(0.0),
-            cached_tokens: num("cached_tokens").unwrap_or(0.0),
-            completion_tokens: num("completion_tokens").unwrap_or(0.0),
-            tokens_estimated: self.estimated.get(i).is_some_and(|s| s == "true"),
-            llm_ms: num("llm_ms").unwrap_or(0.0),
-            cost_usd: num("cost_usd"),
-            stop_reason,
+    /// Wanted column `k` as a number; `None` when empty or absent.
+    fn number(&self, k: usize) -> anyhow::Result<Option<f64>> {
+        let t = self.text(k).trim();
+        if t.is_empty() {
+            return Ok(None);
+        }
+        t.parse().map(Some).map_err(|_| {
+            anyhow::anyhow!(
+                "{} line {}: column {} holds {t:?}, not a number: was the file edited by hand?",
+                self.path.display(),
+                self.line,
+                self.wanted[k]
+            )
         })
     }
 }
 
-/// Turns a collected instances frame into rows.
-pub fn rows_from_frame(df: &DataFrame) -> anyhow::Result<Vec<ResultRow>> {
-    let ids = str_col(df, "instance_id")?;
-    let repos = str_col(df, "repo")?;
-    let variants = str_col(df, "variant")?;
-    let statuses = str_col(df, "status")?;
-    let metric_names = metric_columns();
-    let metrics: Vec<Vec<Option<f64>>> = metric_names
-        .iter()
-        .map(|m| f64_col(df, m))
-        .collect::<anyhow::Result<_>>()?;
-    let costs: HashMap<&str, Vec<Option<f64>>> = COST_COLUMNS
-        .iter()
-        .map(|c| Ok((*c, f64_col(df, c)?)))
-        .collect::<anyhow::Result<_>>()?;
-    let cost = |name: &str, i: usize| {
-        costs
-            .get(name)
-            .and_then(|v| v.get(i).copied().flatten())
-            .unwrap_or(0.0)
-    };
-    let agent = AgentColumns::of(df)?;
-    let mut rows = Vec::with_capacity(ids.len());
-    for i in 0..ids.len() {
-        let m: Option<Vec<f64>> = metrics
-            .iter()
-            .map(|c| c.get(i).copied().flatten())
+/// Reads a run's `instances.csv`: identity, status, every metric, the cost columns and
+/// those agent columns the file has, one row per instance × variant (the last row of a
+/// retried pair wins, as in [`crate::output::read_instance_rows`]; rows keep the order
+/// of the rows that won).
+pub fn read_instances(dir: &Path) -> anyhow::Result<Vec<ResultRow>> {
+    let path = dir.join("instances.csv");
+    let metrics = metric_columns();
+    let mut wanted: Vec<&str> = vec!["instance_id", "repo", "variant", "status"];
+    wanted.extend(metrics.iter().map(String::as_str));
+    wanted.extend(COST_COLUMNS);
+    wanted.extend(AGENT_NUMBERS);
+    wanted.extend(AGENT_TEXTS);
+    let optional: Vec<&str> = AGENT_NUMBERS.iter().chain(&AGENT_TEXTS).copied().collect();
+    let (m0, c0, a0) = (4, 4 + metrics.len(), 4 + metrics.len() + COST_COLUMNS.len());
+    let t0 = a0 + AGENT_NUMBERS.len();
+    let mut rows: Vec<ResultRow> = Vec::new();
+    for_each_record(&path, &wanted, &optional, |f| {
+        let metrics: Option<Vec<f64>> = (m0..c0)
+            .map(|k| f.number(k))
+            .collect::<anyhow::Result<Vec<_>>>()?
+            .into_iter()
             .collect();
+        let cost = |k: usize| Ok::<_, anyhow::Error>(f.number(c0 + k)?.unwrap_or(0.0));
         rows.push(ResultRow {
-            instance_id: ids[i].clone(),
-            repo: repos[i].clone(),
-            variant: variants[i].clone(),
-            status: statuses[i].clone(),
-            metrics: m,
-            n_calls: cost("n_calls", i),
-            tool_ms: cost("tool_ms", i),
-            index_ms: cost("index_ms", i),
-            wall_ms: cost("wall_ms", i),
-            response_tokens: cost("response_tokens", i),
-            schema_tokens: cost("schema_tokens", i),
-            agent: agent.as_ref().and_then(|a| a.row(i)),
+            instance_id: f.text(0).to_string(),
+            repo: f.text(1).to_string(),
+            variant: f.text(2).to_string(),
+            status: f.text(3).to_string(),
+            metrics,
+            n_calls: cost(0)?,
+            tool_ms: cost(1)?,
+            index_ms: cost(2)?,
+            wall_ms: cost(3)?,
+            response_tokens: cost(4)?,
+            schema_tokens: cost(5)?,
+            agent: agent_figures(f, a0, t0)?,
         });
+        Ok(())
+    })?;
+    Ok(last_wins(rows))
+}
+
+/// The agent columns of a record (numbers from `a0`, texts from `t0`, in
+/// [`AGENT_NUMBERS`] / [`AGENT_TEXTS`] order); `None` for a scripted row (empty
+/// `stop_reason`, or a run older than the agent policy).
+fn agent_figures(f: &Fields, a0: usize, t0: usize) -> anyhow::Result<Option<AgentFigures>> {
+    let stop_reason = f.text(t0 + 1);
+    if stop_reason.is_empty() {
+        return Ok(None);
     }
-    Ok(rows)
+    let num = |k: usize| f.number(a0 + k);
+    Ok(Some(AgentFigures {
+        llm_turns: num(0)?.unwrap_or(0.0),
+        prompt_tokens: num(1)?.unwrap_or(0.0),
+        cached_tokens: num(2)?.unwrap_or(0.0),
+        completion_tokens: num(3)?.unwrap_or(0.0),
+        llm_ms: num(4)?.unwrap_or(0.0),
+        cost_usd: num(5)?,
+        tokens_estimated: f.text(t0) == "true",
+        stop_reason: stop_reason.to_string(),
+    }))
+}
+
+/// Keeps the last row of each instance × variant, in the order of the rows kept.
+fn last_wins(rows: Vec<ResultRow>) -> Vec<ResultRow> {
+    let mut last: HashMap<(&str, &str), usize> = HashMap::new();
+    for (i, r) in rows.iter().enumerate() {
+        last.insert((r.instance_id.as_str(), r.variant.as_str()), i);
+    }
+    let keep: HashSet<usize> = last.into_values().collect();
+    rows.into_iter()
+        .enumerate()
+        .filter(|(i, _)| keep.contains(i))
+        .map(|(_, r)| r)
+        .collect()
+}
+
+/// One call of a run's `calls.csv`, as far as latency statistics need it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallRow {
+    pub variant: String,
+    pub tool: String,
+    /// `None` when the file has no value.
+    pub latency_ms: Option<f64>,
+}
+
+/// Streams a run's `calls.csv` (variant, tool and latency of every call) into `f`,
+/// without holding the calls.
+pub fn for_each_call(dir: &Path, mut f: impl FnMut(CallRow)) -> anyhow::Result<()> {
+    let path = dir.join("calls.csv");
+    for_each_record(
+        &path,
+        &["instance_id", "variant", "tool", "latency_ms"],
+        &[],
+        |r| {
+            f(CallRow {
+                variant: r.text(1).to_string(),
+                tool: r.text(2).to_string(),
+                latency_ms: r.number(3)?,
+            });
+            Ok(())
+        },
+    )
 }
 
 /// Reads a run directory: `run.json` (if any) and its instance rows.
@@ -351,10 +325,7 @@ pub fn load(dir: &Path) -> anyhow::Result<Run> {
         );
     }
     let info = read_info(dir)?;
-    let df = scan_instances(dir)?
-        .collect()
-        .map_err(polars_err(&dir.join("instances.csv")))?;
-    let rows = rows_from_frame(&df)?;
+    let rows = read_instances(dir)?;
     let label = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

@@ -95,7 +95,7 @@ pub fn mean(values: &[f64]) -> Option<f64> {
 }
 
 /// The `q` quantile (0 ≤ q ≤ 1) of sorted values by linear interpolation between the
-/// order statistics at `q·(n−1)` (numpy's and polars' "linear"); `None` when empty.
+/// order statistics at `q·(n−1)` (numpy's "linear"); `None` when empty.
 pub fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
     if sorted.is_empty() {
         return None;

@@ -1,9 +1,9 @@
 //! `navbench report RUN_DIR... [--out DIR]`: statistics over one or more runs.
 //!
-//! Runs are read with polars lazy CSV scans ([`crate::run_dir`]): only identity, status,
-//! metric and cost columns of `instances.csv`, and only variant, tool and latency of
-//! `calls.csv`, whose per-tool quantiles polars computes without the calls ever being
-//! held as rows here. The statistics ([`crate::stats`]) are plain Rust: per variant,
+//! Runs are read by [`crate::run_dir`]: only identity, status, metric and cost columns
+//! of `instances.csv`, and only variant, tool and latency of `calls.csv`, streamed into
+//! per-(variant, tool) latency lists for the quantiles (the calls are never held as
+//! rows). The statistics ([`crate::stats`]) are plain Rust: per variant,
 //! every accuracy metric with a 95% bootstrap interval (fixed seed: a report made twice
 //! is identical) and the costs; per repository; and paired comparisons between
 //! variants on the instances both scored (paired bootstrap of the Acc@k difference and
@@ -29,7 +29,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use polars::prelude::*;
 
 use crate::policy::agent::config::AgentInfo;
 use crate::run_dir::{self, ResultRow, Run};
@@ -37,7 +36,7 @@ use crate::stats::Bootstrap;
 use agent::AgentScope;
 
 /// Latency quantiles of one variant's calls (one tool, or every tool when `tool` is
-/// `*`), computed by polars.
+/// `*`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallLatency {
     pub variant: String,
@@ -130,115 +129,56 @@ fn label_variants(runs: &[Run]) -> BTreeMap<(usize, String), String> {
     labels
 }
 
-fn collect_err(what: &str) -> impl Fn(PolarsError) -> anyhow::Error + '_ {
-    move |e| anyhow::anyhow!("cannot aggregate {what}: {e}")
-}
-
-/// Per-(label, tool) and per-label latency quantiles of every run's calls.
+/// Per-(label, tool) and per-label latency quantiles of every run's calls, sorted by
+/// label and tool. Calls of a variant no instance row names have no label and are left
+/// out; calls without a latency count in no figure (a group of only those has `n` 0
+/// and NaN figures).
 fn call_latency(
     runs: &[Run],
     labels: &BTreeMap<(usize, String), String>,
 ) -> anyhow::Result<(Vec<CallLatency>, Vec<CallLatency>)> {
-    let mut scans = Vec::with_capacity(runs.len());
+    let mut per_tool: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
+    let mut per_label: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for (i, run) in runs.iter().enumerate() {
-        scans.push(
-            run_dir::scan_calls(&run.dir)?
-                .with_column(lit(i as i64).cast(DataType::Int64).alias("run")),
-        );
+        run_dir::for_each_call(&run.dir, |call| {
+            let Some(label) = labels.get(&(i, call.variant)) else {
+                return;
+            };
+            let tool = per_tool.entry((label.clone(), call.tool)).or_default();
+            let all = per_label.entry(label.clone()).or_default();
+            if let Some(ms) = call.latency_ms {
+                tool.push(ms);
+                all.push(ms);
+            }
+        })?;
     }
-    if scans.is_empty() {
-        return Ok((Vec::new(), Vec::new()));
-    }
-    let calls = concat(scans, UnionArgs::default()).map_err(collect_err("calls.csv"))?;
-    let (mut map_run, mut map_variant, mut map_label) = (Vec::new(), Vec::new(), Vec::new());
-    for ((i, v), l) in labels {
-        map_run.push(*i as i64);
-        map_variant.push(v.clone());
-        map_label.push(l.clone());
-    }
-    let mapping = df!(
-        "run" => map_run,
-        "variant" => map_variant,
-        "label" => map_label,
-    )
-    .map_err(collect_err("variant labels"))?;
-    let joined = calls.join(
-        mapping.lazy(),
-        [col("run"), col("variant")],
-        [col("run"), col("variant")],
-        JoinArgs::new(JoinType::Inner),
-    );
-    let q = |p: f64, name: &str| {
-        col("latency_ms")
-            .quantile(lit(p), QuantileMethod::Linear)
-            .cast(DataType::Float64)
-            .alias(name)
-    };
-    let aggs = || {
-        vec![
-            col("latency_ms").count().cast(DataType::Float64).alias("n"),
-            col("latency_ms")
-                .mean()
-                .cast(DataType::Float64)
-                .alias("mean"),
-            q(0.05, "p05"),
-            q(0.25, "p25"),
-            q(0.5, "p50"),
-            q(0.75, "p75"),
-            q(0.95, "p95"),
-            col("latency_ms").max().cast(DataType::Float64).alias("max"),
-        ]
-    };
-    let per_tool = joined
-        .clone()
-        .group_by([col("label"), col("tool")])
-        .agg(aggs())
-        .sort(["label", "tool"], SortMultipleOptions::default())
-        .collect()
-        .map_err(collect_err("calls.csv"))?;
-    let per_variant = joined
-        .group_by([col("label")])
-        .agg(aggs())
-        .with_column(lit("*").alias("tool"))
-        .sort(["label"], SortMultipleOptions::default())
-        .collect()
-        .map_err(collect_err("calls.csv"))?;
-    Ok((latency_rows(&per_tool)?, latency_rows(&per_variant)?))
+    let tools = per_tool
+        .into_iter()
+        .map(|((label, tool), ms)| latency_of(label, tool, ms))
+        .collect();
+    let variants = per_label
+        .into_iter()
+        .map(|(label, ms)| latency_of(label, "*".to_string(), ms))
+        .collect();
+    Ok((tools, variants))
 }
 
-fn latency_rows(df: &DataFrame) -> anyhow::Result<Vec<CallLatency>> {
-    let labels = run_dir::str_col(df, "label")?;
-    let tools = run_dir::str_col(df, "tool")?;
-    let get = |name: &str| -> anyhow::Result<Vec<f64>> {
-        Ok(run_dir::f64_col(df, name)?
-            .into_iter()
-            .map(|v| v.unwrap_or(f64::NAN))
-            .collect())
-    };
-    let (n, mean, p05, p25, p50, p75, p95, max) = (
-        get("n")?,
-        get("mean")?,
-        get("p05")?,
-        get("p25")?,
-        get("p50")?,
-        get("p75")?,
-        get("p95")?,
-        get("max")?,
-    );
-    Ok((0..labels.len())
-        .map(|i| CallLatency {
-            variant: labels[i].clone(),
-            tool: tools[i].clone(),
-            n: n[i] as usize,
-            mean: mean[i],
-            p05: p05[i],
-            p25: p25[i],
-            p50: p50[i],
-            p75: p75[i],
-            p95: p95[i],
-            max: max[i],
-        })
-        .collect())
+/// The figures of one group's latencies.
+fn latency_of(variant: String, tool: String, mut ms: Vec<f64>) -> CallLatency {
+    ms.sort_by(|a, b| a.total_cmp(b));
+    let q = |p: f64| crate::stats::quantile(&ms, p).unwrap_or(f64::NAN);
+    CallLatency {
+        variant,
+        tool,
+        n: ms.len(),
+        mean: crate::stats::mean(&ms).unwrap_or(f64::NAN),
+        p05: q(0.05),
+        p25: q(0.25),
+        p50: q(0.5),
+        p75: q(0.75),
+        p95: q(0.95),
+        max: ms.last().copied().unwrap_or(f64::NAN),
+    }
 }
 
 /// Loads runs and prepares everything the tables and plots need.

@@ -4,6 +4,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+mod parquet_file;
+
 /// Ranked or gold locations at LocAgent's three levels.
 ///
 /// Ids follow LocAgent's graph: files are repo-relative paths (`pkg/mod.py`), modules
@@ -176,7 +178,7 @@ impl Dataset {
                 })?;
                 Ok(Dataset::from_jsonl(&name, &text))
             }
-            "parquet" => read_parquet(path).map(|(instances, problems)| Dataset {
+            "parquet" => parquet_file::read(path).map(|(instances, problems)| Dataset {
                 name,
                 instances,
                 problems,
@@ -267,104 +269,6 @@ impl Dataset {
     }
 }
 
-/// Reads SWE-bench / Loc-Bench parquet: string columns `instance_id`, `repo`,
-/// `base_commit`, `problem_statement`, `patch`, and, if present, `edit_functions`
-/// (a list of strings).
-fn read_parquet(path: &Path) -> Result<(Vec<Instance>, Vec<Problem>), DatasetError> {
-    use polars::prelude::*;
-    let perr = |e: PolarsError| DatasetError::Parquet {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    };
-    let file = std::fs::File::open(path).map_err(|source| DatasetError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let mut reader = ParquetReader::new(file);
-    let schema = reader.schema().map_err(perr)?;
-    let required = [
-        "instance_id",
-        "repo",
-        "base_commit",
-        "problem_statement",
-        "patch",
-    ];
-    let missing: Vec<&str> = required
-        .iter()
-        .copied()
-        .filter(|c| !schema.contains(c))
-        .collect();
-    if !missing.is_empty() {
-        return Err(DatasetError::Parquet {
-            path: path.to_path_buf(),
-            message: format!(
-                "missing column(s) {missing:?}; SWE-bench-style parquet needs {required:?}"
-            ),
-        });
-    }
-    let has_edit_functions = schema.contains("edit_functions");
-    let mut columns: Vec<String> = required.iter().map(|s| s.to_string()).collect();
-    if has_edit_functions {
-        columns.push("edit_functions".into());
-    }
-    let df = reader.with_columns(Some(columns)).finish().map_err(perr)?;
-    let text_col = |name: &str| -> Result<Vec<Option<String>>, DatasetError> {
-        let col = df.column(name).map_err(perr)?;
-        let col = col.cast(&DataType::String).map_err(perr)?;
-        Ok(col
-            .str()
-            .map_err(perr)?
-            .iter()
-            .map(|v| v.map(str::to_string))
-            .collect())
-    };
-    let ids = text_col("instance_id")?;
-    let repos = text_col("repo")?;
-    let commits = text_col("base_commit")?;
-    let statements = text_col("problem_statement")?;
-    let patches = text_col("patch")?;
-    let edit_functions: Vec<Option<Vec<String>>> = if has_edit_functions {
-        let col = df.column("edit_functions").map_err(perr)?;
-        match col.dtype() {
-            DataType::List(_) => col
-                .list()
-                .map_err(perr)?
-                .series_iter()
-                .map(|row| {
-                    row.and_then(|s| {
-                        s.str()
-                            .ok()
-                            .map(|c| c.iter().flatten().map(str::to_string).collect::<Vec<_>>())
-                    })
-                })
-                .collect(),
-            // Some exports store the list as a JSON string.
-            _ => text_col("edit_functions")?
-                .into_iter()
-                .map(|v| v.and_then(|s| serde_json::from_str::<Vec<String>>(&s).ok()))
-                .collect(),
-        }
-    } else {
-        vec![None; df.height()]
-    };
-    let mut ds = Dataset::default();
-    for row in 0..df.height() {
-        let get = |v: &Vec<Option<String>>| v.get(row).cloned().flatten().unwrap_or_default();
-        let inst = Instance {
-            instance_id: get(&ids),
-            repo: get(&repos),
-            base_commit: get(&commits),
-            problem_statement: get(&statements),
-            patch: get(&patches),
-            gold: None,
-            edit_functions: edit_functions.get(row).cloned().flatten(),
-            locagent_claude35: None,
-        };
-        ds.push_checked(row + 1, inst);
-    }
-    Ok((ds.instances, ds.problems))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -409,28 +313,6 @@ mod tests {
         assert_eq!(loc.files, vec!["a/b.py", "c.py"]);
         assert_eq!(loc.modules, vec!["a/b.py:Cls", "a/b.py:func", "c.py:Outer"]);
         assert_eq!(loc.functions, ids);
-    }
-
-    #[test]
-    fn parquet_round_trip() {
-        use polars::prelude::*;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("ds.parquet");
-        let mut df = df!(
-            "instance_id" => ["o__r-1", "o__r-2"],
-            "repo" => ["o/r", "o/r"],
-            "base_commit" => ["c1", ""],
-            "problem_statement" => ["p1", "p2"],
-            "patch" => ["d1", "d2"],
-        )
-        .unwrap();
-        let file = std::fs::File::create(&path).unwrap();
-        ParquetWriter::new(file).finish(&mut df).unwrap();
-        let ds = Dataset::load(&path).unwrap();
-        assert_eq!(ds.instances.len(), 1);
-        assert_eq!(ds.instances[0].instance_id, "o__r-1");
-        assert_eq!(ds.problems.len(), 1);
-        assert_eq!(ds.problems[0].record, 2);
     }
 
     #[test]
