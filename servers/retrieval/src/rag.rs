@@ -242,7 +242,14 @@ pub fn chat(config: &LlmConfig, system: &str, user: &str) -> Result<String, RagE
             {"role": "user", "content": user},
         ],
     });
+    // TLS through the system's OpenSSL and its root certificates (the one TLS stack
+    // the workspace links: git2 and the harness's reqwest use it too).
+    let tls = ureq::tls::TlsConfig::builder()
+        .provider(ureq::tls::TlsProvider::NativeTls)
+        .root_certs(ureq::tls::RootCerts::PlatformVerifier)
+        .build();
     let agent: ureq::Agent = ureq::Agent::config_builder()
+        .tls_config(tls)
         .timeout_global(Some(config.timeout))
         .http_status_as_error(false)
         .build()

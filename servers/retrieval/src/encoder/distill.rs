@@ -6,14 +6,12 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use candle_core::{DType, Tensor};
+use candle_core::Tensor;
 
+use super::bert_pass::{self, BertPass};
 use super::pca::Pca;
 use super::{EMBEDDINGS_TENSOR, EncoderError, METHOD, SIF_COEFFICIENT, STATIC_FILES, io_err};
 use crate::model::Embedder;
-
-/// Tokens per forward pass; every sequence is three tokens long, so no padding.
-const BATCH: usize = 512;
 
 /// What a distillation produced.
 #[derive(Debug, Clone)]
@@ -35,9 +33,9 @@ pub struct DistillReport {
 /// Distills the BERT model in `source_dir` (Hugging Face layout, as for
 /// [`Embedder::load`]) into a static model of `dims` columns in `out_dir`.
 ///
-/// Same source files → byte-identical output files: the transformer runs in
-/// fixed-size batches in id order, PCA sums in a fixed order, and the JSON is written
-/// from sorted maps. `static.json` is written last, so a directory without it is an
+/// Same source files → byte-identical output files on a machine: the transformer runs
+/// in fixed-size batches in id order, each on one thread ([`BertPass`]), PCA sums in a
+/// fixed order, and the JSON is written from sorted maps. `static.json` is written last, so a directory without it is an
 /// interrupted distillation and [`super::StaticEncoder::load`] refuses it.
 pub fn distill(
     source_dir: &Path,
@@ -68,25 +66,29 @@ pub fn distill(
         tokens = kept.len(),
         "distill: encoding every vocabulary token with the transformer"
     );
-    let vectors = token_vectors(&embedder, &kept)?;
+    let phase = Instant::now();
+    let pass = BertPass::load(source_dir)?;
+    let vectors = token_vectors(&embedder, &pass, &kept)?;
+    drop(pass);
+    tracing::info!(
+        seconds = phase.elapsed().as_secs_f64(),
+        "distill: transformer pass done"
+    );
+    let phase = Instant::now();
     let rows: Vec<&[f32]> = vectors.chunks(hidden).collect();
     let pca = Pca::fit(&rows, hidden, dims);
     tracing::info!(
         explained = pca.explained_ratio(),
+        seconds = phase.elapsed().as_secs_f64(),
         "distill: PCA to {dims} dimensions"
     );
-
-    let weights = sif_weights(kept.len());
-    let mut table = vec![0f32; vocab_size * dims];
-    for ((&id, row), w) in kept.iter().zip(&rows).zip(&weights) {
-        let start = id as usize * dims;
-        for (cell, y) in table[start..start + dims]
-            .iter_mut()
-            .zip(pca.transform(row))
-        {
-            *cell = (y * w) as f32;
-        }
-    }
+    let phase = Instant::now();
+    let table = weighted_table(&pca, &rows, &kept, vocab_size);
+    tracing::info!(
+        seconds = phase.elapsed().as_secs_f64(),
+        "distill: token table projected"
+    );
+    let phase = Instant::now();
     write_outputs(
         source_dir,
         out_dir,
@@ -95,6 +97,10 @@ pub fn distill(
         (vocab_size, dims),
         &pca,
     )?;
+    tracing::info!(
+        seconds = phase.elapsed().as_secs_f64(),
+        "distill: files written"
+    );
     Ok(DistillReport {
         out_dir: out_dir.to_path_buf(),
         vocab_size,
@@ -132,50 +138,57 @@ fn skipped_tokens(embedder: &Embedder, vocab_size: usize) -> Result<Vec<bool>, E
 
 /// `[CLS] token [SEP]` through the transformer for every id in `ids`, mean-pooled over
 /// the three positions: `ids.len() × hidden` values, row-major, in `ids` order.
-fn token_vectors(embedder: &Embedder, ids: &[u32]) -> Result<Vec<f32>, EncoderError> {
-    let (model, tokenizer, device) = embedder.parts();
+fn token_vectors(
+    embedder: &Embedder,
+    pass: &BertPass,
+    ids: &[u32],
+) -> Result<Vec<f32>, EncoderError> {
+    let (prefix, suffix) = framing(embedder)?;
+    let len = 1 + usize::from(prefix.is_some()) + usize::from(suffix.is_some());
+    let mut seqs = Vec::with_capacity(ids.len() * len);
+    for &id in ids {
+        seqs.extend(prefix.into_iter().chain([id]).chain(suffix));
+    }
+    let every = bert_pass::BATCH * 20;
+    let progress = |done: usize| {
+        if done % every == 0 {
+            tracing::info!("distill: {done}/{} tokens encoded", ids.len());
+        }
+    };
+    pass.mean_pooled(&seqs, len, &progress)
+}
+
+/// The special tokens the tokenizer puts around a text (`[CLS]`, `[SEP]` for BERT).
+fn framing(embedder: &Embedder) -> Result<(Option<u32>, Option<u32>), EncoderError> {
+    let (_, tokenizer, _) = embedder.parts();
     let framing = tokenizer
         .encode("", true)
         .map_err(|e| EncoderError::Invalid(format!("the tokenizer cannot frame a token: {e}")))?;
-    let (prefix, suffix) = match framing.get_ids() {
-        [] => (None, None),
-        [bos, eos] => (Some(*bos), Some(*eos)),
-        other => {
-            return Err(EncoderError::Invalid(format!(
-                "the tokenizer frames a text with {} special tokens; distillation expects a \
-                 BERT-style `[CLS] text [SEP]` template",
-                other.len()
-            )));
-        }
-    };
-    let len = 1 + usize::from(prefix.is_some()) + usize::from(suffix.is_some());
-    let mut out = Vec::with_capacity(ids.len() * embedder.dim());
-    let mut done = 0usize;
-    for batch in ids.chunks(BATCH) {
-        let mut input = Vec::with_capacity(batch.len() * len);
-        for &id in batch {
-            input.extend(prefix.into_iter().chain([id]).chain(suffix));
-        }
-        let run = || -> candle_core::Result<Vec<f32>> {
-            let ids = Tensor::from_vec(input, (batch.len(), len), device)?;
-            let mask = ids.ones_like()?;
-            let type_ids = ids.zeros_like()?;
-            let hidden = model.forward(&ids, &type_ids, Some(&mask))?;
-            hidden
-                .to_dtype(DType::F32)?
-                .mean(1)?
-                .flatten_all()?
-                .to_vec1::<f32>()
-        };
-        out.extend(run().map_err(|e| {
-            EncoderError::Invalid(format!("running the transformer on vocabulary tokens: {e}"))
-        })?);
-        done += batch.len();
-        if done % (BATCH * 10) < BATCH {
-            tracing::info!("distill: {done}/{} tokens encoded", ids.len());
+    match framing.get_ids() {
+        [] => Ok((None, None)),
+        [bos, eos] => Ok((Some(*bos), Some(*eos))),
+        other => Err(EncoderError::Invalid(format!(
+            "the tokenizer frames a text with {} special tokens; distillation expects a \
+             BERT-style `[CLS] text [SEP]` template",
+            other.len()
+        ))),
+    }
+}
+
+/// The `vocab_size × k` table: row `kept[i]` is `rows[i]` projected by `pca` and scaled
+/// by its SIF weight; skipped tokens keep zero rows.
+fn weighted_table(pca: &Pca, rows: &[&[f32]], kept: &[u32], vocab_size: usize) -> Vec<f32> {
+    let dims = pca.components.len();
+    let projected = pca.transform_all(rows);
+    let weights = sif_weights(kept.len());
+    let mut table = vec![0f32; vocab_size * dims];
+    for ((&id, row), w) in kept.iter().zip(projected.chunks_exact(dims)).zip(&weights) {
+        let start = id as usize * dims;
+        for (cell, y) in table[start..start + dims].iter_mut().zip(row) {
+            *cell = (y * w) as f32;
         }
     }
-    Ok(out)
+    table
 }
 
 /// model2vec's Zipf/SIF weights: the token of rank `r` (0-based, vocabulary order)
@@ -256,6 +269,78 @@ mod tests {
         assert_eq!(meta["vocab_size"], a.vocab_size);
         let source = Embedder::load(&src).unwrap();
         assert_eq!(meta["source_model_id"], source.model_id());
+    }
+
+    /// The transformer pass as it was before [`BertPass`]: candle's `BertModel` over
+    /// batches of 512 sequences, mean-pooled with tensor operations.
+    fn reference_token_vectors(embedder: &Embedder, ids: &[u32]) -> Vec<f32> {
+        let (model, _, device) = embedder.parts();
+        let (prefix, suffix) = framing(embedder).unwrap();
+        let len = 1 + usize::from(prefix.is_some()) + usize::from(suffix.is_some());
+        let mut out = Vec::new();
+        for batch in ids.chunks(512) {
+            let input: Vec<u32> = batch
+                .iter()
+                .flat_map(|&id| prefix.into_iter().chain([id]).chain(suffix))
+                .collect();
+            let ids = Tensor::from_vec(input, (batch.len(), len), device).unwrap();
+            let mask = ids.ones_like().unwrap();
+            let type_ids = ids.zeros_like().unwrap();
+            let hidden = model.forward(&ids, &type_ids, Some(&mask)).unwrap();
+            let mean = hidden.to_dtype(candle_core::DType::F32).unwrap().mean(1).unwrap();
+            out.extend(mean.flatten_all().unwrap().to_vec1::<f32>().unwrap());
+        }
+        out
+    }
+
+    fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
+        assert_eq!(a.len(), b.len());
+        a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
+    }
+
+    /// The distilled table against the procedure before this one (candle's tensor
+    /// path, PCA row by row) on the tiny random-weight model: the same vectors up to
+    /// float rounding.
+    #[test]
+    fn the_table_matches_the_tensor_path() {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("bert");
+        write_tiny_model(&src, 11).unwrap();
+        let out = tmp.path().join("static");
+        let report = distill(&src, &out, 16).unwrap();
+
+        let embedder = Embedder::load(&src).unwrap();
+        let vocab_size = report.vocab_size;
+        let skip = skipped_tokens(&embedder, vocab_size).unwrap();
+        let kept: Vec<u32> = (0..vocab_size as u32)
+            .filter(|&id| !skip[id as usize])
+            .collect();
+        let old = reference_token_vectors(&embedder, &kept);
+        let new = token_vectors(&embedder, &BertPass::load(&src).unwrap(), &kept).unwrap();
+        let scale = old.iter().fold(0f32, |m, x| m.max(x.abs()));
+        let diff = max_abs_diff(&old, &new);
+        assert!(diff <= 1e-5 * scale, "token vectors differ by {diff} (scale {scale})");
+
+        let rows: Vec<&[f32]> = old.chunks(embedder.dim()).collect();
+        let pca = Pca::fit(&rows, embedder.dim(), 16);
+        let weights = sif_weights(kept.len());
+        let mut expected = vec![0f32; vocab_size * 16];
+        for ((&id, row), w) in kept.iter().zip(&rows).zip(&weights) {
+            for (cell, y) in expected[id as usize * 16..][..16].iter_mut().zip(pca.transform(row)) {
+                *cell = (y * w) as f32;
+            }
+        }
+        let tensors =
+            candle_core::safetensors::load(out.join(STATIC_FILES[0]), &candle_core::Device::Cpu)
+                .unwrap();
+        let got = tensors[EMBEDDINGS_TENSOR]
+            .flatten_all()
+            .unwrap()
+            .to_vec1::<f32>()
+            .unwrap();
+        let scale = expected.iter().fold(0f32, |m, x| m.max(x.abs()));
+        let diff = max_abs_diff(&expected, &got);
+        assert!(diff <= 1e-4 * scale, "tables differ by {diff} (scale {scale})");
     }
 
     #[test]

@@ -41,8 +41,10 @@ use std::path::{Path, PathBuf};
 
 use crate::model::{DEFAULT_MODEL_NAME, ModelError};
 
+mod bert_pass;
 mod choice;
 mod distill;
+mod erf;
 pub mod pca;
 mod static_model;
 mod wordpiece;
