@@ -1,0 +1,139 @@
+//! Python, by wrapping `navbench-python` (the front end the graph builder and the
+//! LocAgent gold rules are validated on): its behaviour is not changed here, only
+//! mapped onto [`Definition`].
+//!
+//! Mapping: a `class` is [`DefKind::Class`]; a `def` directly in a class body (not
+//! under `if`/`try`/...) is a [`DefKind::Method`], or a [`DefKind::Constructor`] when
+//! it is `__init__`; every other `def` is a [`DefKind::Function`] (nested ones
+//! included, `outer.inner`). Lines are `ast`'s (decorators excluded), the syntax verdict
+//! is CPython 3.11's. Imports: one entry per imported module (`a.b` for
+//! `import a.b as c`, `..p.q` for `from ..p.q import x`).
+
+use navbench_python::{EntityKind, lone_cr_as_newline, parse_module};
+use tree_sitter::Node;
+
+use crate::Language;
+use crate::definition::{DefKind, Definition, ParsedFile};
+use crate::walk::{self, Grammar, Visit};
+
+/// The Python front end.
+pub struct Python;
+
+impl Language for Python {
+    fn name(&self) -> &'static str {
+        "python"
+    }
+
+    fn extensions(&self) -> &'static [&'static str] {
+        &["py"]
+    }
+
+    fn parse(&self, source: &str) -> ParsedFile {
+        let text = lone_cr_as_newline(source);
+        // Imports and code lines from the shared walk; definitions and the syntax
+        // verdict from navbench-python.
+        let mut file = walk::parse(self, &text);
+        let module = parse_module(source);
+        file.has_syntax_errors = module.has_syntax_errors();
+        let entities = &module.entities;
+        file.definitions = entities
+            .iter()
+            .map(|e| {
+                let parent = e.parent.map(|p| &entities[p]);
+                let in_class = parent.is_some_and(|p| p.kind == EntityKind::Class);
+                let kind = match e.kind {
+                    EntityKind::Class => DefKind::Class,
+                    EntityKind::Function if in_class && !e.conditional => {
+                        if e.name == "__init__" {
+                            DefKind::Constructor
+                        } else {
+                            DefKind::Method
+                        }
+                    }
+                    EntityKind::Function => DefKind::Function,
+                };
+                Definition {
+                    kind,
+                    name: e.name.clone(),
+                    qualname: e.qualname.clone(),
+                    container: parent.map(|p| p.qualname.clone()),
+                    parent: e.parent,
+                    start_line: e.start_line,
+                    end_line: e.end_line,
+                    span: e.span.clone(),
+                    module_level: e.depth == 0,
+                }
+            })
+            .collect();
+        file
+    }
+}
+
+impl Grammar for Python {
+    fn tree_sitter(&self) -> tree_sitter::Language {
+        tree_sitter_python::LANGUAGE.into()
+    }
+
+    fn classify(&self, _node: Node<'_>, _src: &str, _scope: Option<&Definition>) -> Visit {
+        Visit::Descend // definitions come from navbench-python
+    }
+
+    fn imports(&self, node: Node<'_>, src: &str, out: &mut Vec<String>) {
+        let Some(import) = navbench_python::imports::import_of(node, src) else {
+            return;
+        };
+        if import.is_from {
+            let dots = ".".repeat(import.level);
+            out.push(format!("{dots}{}", import.module.unwrap_or_default()));
+        } else {
+            out.extend(import.names.into_iter().map(|(name, _)| name));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{modules_of, outline};
+
+    #[test]
+    fn python_wraps_navbench_python() {
+        let src = "\
+import os.path as p, sys
+from ..pkg.mod import x  # comment
+
+class A:
+    def __init__(self):
+        pass
+
+    @property
+    def f(self):
+        def inner():
+            pass
+
+    if True:
+        def g(self): pass
+
+
+def top():
+    pass
+";
+        let file = Python.parse(src);
+        assert!(!file.has_syntax_errors);
+        assert_eq!(
+            outline(&file),
+            [
+                (DefKind::Class, "A", 4, 14),
+                (DefKind::Constructor, "A.__init__", 5, 6),
+                (DefKind::Method, "A.f", 9, 11),
+                (DefKind::Function, "A.f.inner", 10, 11),
+                (DefKind::Function, "A.g", 14, 14),
+                (DefKind::Function, "top", 17, 18),
+            ]
+        );
+        assert_eq!(modules_of(&file), ["os.path", "sys", "..pkg.mod"]);
+        assert!(file.has_code(2) && !file.has_code(3));
+        assert!(file.definitions[0].module_level && file.definitions[5].module_level);
+        assert!(Python.parse("print 'py2'\n").has_syntax_errors);
+    }
+}
