@@ -34,6 +34,7 @@ fn grammar(name: &str) -> Option<tree_sitter::Language> {
         "javascript" => tree_sitter_javascript::LANGUAGE.into(),
         "java" => tree_sitter_java::LANGUAGE.into(),
         "go" => tree_sitter_go::LANGUAGE.into(),
+        "rust" => tree_sitter_rust::LANGUAGE.into(),
         _ => return None,
     })
 }

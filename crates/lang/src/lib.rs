@@ -14,7 +14,8 @@
 //!   flag and the lines holding code).
 //! - The registry (here): [`languages`] and [`language_for_path`] (by extension).
 //! - Front ends: [`python`] (wraps `navbench-python`, unchanged), [`ecma`]
-//!   (TypeScript, TSX, JavaScript with JSX), [`java`], [`go`]; each module's docs
+//!   (TypeScript, TSX, JavaScript with JSX), [`java`], [`go`], [`rust`] (added last,
+//!   by the three steps below); each module's docs
 //!   say what its definitions include and leave out. The tree-sitter ones share one
 //!   walk (`walk`): a front end only says what a node is and what it imports.
 //!
@@ -62,6 +63,7 @@ pub mod ecma;
 pub mod go;
 pub mod java;
 pub mod python;
+pub mod rust;
 mod walk;
 
 pub use definition::{DefKind, Definition, Import, ParsedFile};
@@ -105,6 +107,7 @@ static LANGUAGES: &[&dyn Language] = &[
     &ecma::JavaScript,
     &java::Java,
     &go::Go,
+    &rust::Rust,
 ];
 
 /// Every registered front end.
@@ -164,6 +167,7 @@ mod tests {
         assert_eq!(name("x.mjs"), Some("javascript"));
         assert_eq!(name("src/main/java/A.java"), Some("java"));
         assert_eq!(name("cmd/main.go"), Some("go"));
+        assert_eq!(name("src/lib.rs"), Some("rust"));
         assert_eq!(name("README.md"), None);
         assert_eq!(name("Makefile"), None);
         assert_eq!(name("dir.py/file"), None);
