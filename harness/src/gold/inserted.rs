@@ -23,7 +23,7 @@
 //! fitted to those shapes and no wider: a method appended after an unchanged blank line
 //! is still only added.
 
-use super::units::{GoldModule, GoldUnit};
+use super::units::{GoldUnit, Structure};
 use crate::patch::{Hunk, LineKind};
 
 /// For each line of `hunk`: when it is an added line, the old line number (shifted by
@@ -53,13 +53,13 @@ pub(super) fn run_anchors(hunk: &Hunk, offset: isize) -> Vec<Option<usize>> {
 pub(super) fn class_edited_by_insertion(
     unit: &GoldUnit,
     anchor: Option<usize>,
-    old: &GoldModule,
+    old: &dyn Structure,
 ) -> Option<GoldUnit> {
     let GoldUnit::Method { class, .. } = unit else {
         return None;
     };
     let anchor = anchor?;
-    if old.gold_unit_exists(unit) || !old.method_ends_at(class, anchor) {
+    if old.unit_exists(unit) || !old.method_ends_at(class, anchor) {
         return None;
     }
     Some(GoldUnit::Class {

@@ -6,6 +6,16 @@
 //! `edit_functions`). On the 24 dev instances it matches the dataset's gold exactly at
 //! all three levels.
 //!
+//! # Other languages
+//! Files in a language with a `navbench-lang` front end (TypeScript/TSX,
+//! JavaScript/JSX, Java, Go, Rust) go through the same steps below, with the unit of a
+//! line decided by [`LangModule`] (see [`lang`]: methods `path:Type.method`, a
+//! constructor or a line in a type's body → `path:Type`, free functions
+//! `path:function`) in place of [`GoldModule`], and a line skipped when it holds no
+//! code (blank or comment only) in place of step 2's Python skips. The [`inserted`]
+//! rule is Python's alone. Files with no front end (docs, C, build files) are not gold
+//! files, as non-Python files were before: each gets a note in `skipped`.
+//!
 //! # Rules
 //! For every `.py` file of the patch (its path is `unidiff`'s: the old path, or the new
 //! one for a created file), in patch order:
@@ -77,10 +87,14 @@
 //! from the script.
 
 mod inserted;
+mod lang;
 mod units;
 
+use navbench_lang::Language;
 use thiserror::Error;
 
+pub use lang::LangModule;
+use units::Structure;
 pub use units::{GoldModule, GoldUnit};
 
 use crate::dataset::{Locations, push_unique};
@@ -96,8 +110,8 @@ pub struct GoldDerivation {
     pub added_functions: Vec<String>,
     /// Modules (`path:Cls`, `path:func`) that only gain new code; not scored.
     pub added_modules: Vec<String>,
-    /// Human-readable notes on what was not derived: non-Python files, new files,
-    /// files that do not parse, binary changes.
+    /// Human-readable notes on what was not derived: files with no language front end,
+    /// new files, files that do not parse, binary changes.
     pub skipped: Vec<String>,
 }
 
@@ -158,16 +172,48 @@ pub fn derive_gold(
     Ok(gold)
 }
 
+/// Which gold rules a file gets, by its path.
+enum Rules {
+    /// LocAgent's, on the Python front end (`.py` files).
+    Python,
+    /// The same shape on another language's front end ([`lang`]).
+    Lang(&'static dyn Language),
+}
+
+impl Rules {
+    fn for_path(path: &str) -> Option<Rules> {
+        if path.ends_with(".py") {
+            return Some(Rules::Python);
+        }
+        navbench_lang::language_for_path(path).map(Rules::Lang)
+    }
+
+    fn parse(&self, source: &str) -> Box<dyn Structure> {
+        match self {
+            Rules::Python => Box::new(GoldModule::parse(source)),
+            Rules::Lang(language) => Box::new(LangModule::parse(*language, source)),
+        }
+    }
+
+    fn language_name(&self) -> &'static str {
+        match self {
+            Rules::Python => "Python",
+            Rules::Lang(language) => language.name(),
+        }
+    }
+}
+
 fn derive_file(
     file: &FilePatch,
     read_base: &dyn Fn(&str) -> Option<String>,
     gold: &mut GoldDerivation,
 ) -> Result<(), GoldError> {
     let path = file.path();
-    if !path.ends_with(".py") {
-        gold.skipped.push(format!("`{path}`: not a Python file"));
+    let Some(rules) = Rules::for_path(path) else {
+        gold.skipped
+            .push(format!("`{path}`: no language front end for this file"));
         return Ok(());
-    }
+    };
     if file.binary {
         gold.skipped.push(format!("`{path}`: binary change"));
         return Ok(());
@@ -189,8 +235,8 @@ fn derive_file(
     } else {
         push_unique(&mut gold.locations.files, path.to_string());
     }
-    let old = GoldModule::parse(&old_text);
-    let new = GoldModule::parse(&applied.text);
+    let old = rules.parse(&old_text);
+    let new = rules.parse(&applied.text);
     if old.has_syntax_errors() || new.has_syntax_errors() {
         let when = if old.has_syntax_errors() {
             "at the base commit"
@@ -198,10 +244,12 @@ fn derive_file(
             "after applying the patch"
         };
         gold.skipped.push(format!(
-            "`{path}`: Python syntax error {when}; no module or function gold derived from it"
+            "`{path}`: {} syntax error {when}; no module or function gold derived from it",
+            rules.language_name()
         ));
         return Ok(());
     }
+    let (old, new) = (old.as_ref(), new.as_ref());
 
     let mut edited: Vec<GoldUnit> = Vec::new();
     let mut added: Vec<GoldUnit> = Vec::new();
@@ -211,7 +259,7 @@ fn derive_file(
             let Some(no) = line.old_line.and_then(|n| shift(n, offset)) else {
                 continue;
             };
-            if let Some(unit) = unit_for(&line.content, no, &old)
+            if let Some(unit) = old.unit_for(&line.content, no)
                 && !edited.contains(&unit)
             {
                 edited.push(unit);
@@ -227,8 +275,8 @@ fn derive_file(
             let Some(no) = line.new_line.and_then(|n| shift(n, offset)) else {
                 continue;
             };
-            if let Some(unit) = unit_for(&line.content, no, &new) {
-                if let Some(class) = inserted::class_edited_by_insertion(&unit, anchor, &old)
+            if let Some(unit) = new.unit_for(&line.content, no) {
+                if let Some(class) = inserted::class_edited_by_insertion(&unit, anchor, old)
                     && !edited.contains(&class)
                 {
                     edited.push(class);
@@ -236,7 +284,7 @@ fn derive_file(
                 if edited.contains(&unit) || added.contains(&unit) {
                     continue;
                 }
-                if old.gold_unit_exists(&unit) {
+                if old.unit_exists(&unit) {
                     edited.push(unit);
                 } else {
                     added.push(unit);
@@ -269,25 +317,6 @@ fn derive_file(
 
 fn shift(line: usize, offset: isize) -> Option<usize> {
     line.checked_add_signed(offset).filter(|&n| n > 0)
-}
-
-/// The unit a changed line counts for, after LocAgent's skips.
-fn unit_for(content: &str, line: usize, module: &GoldModule) -> Option<GoldUnit> {
-    let text = py_strip(content);
-    if text.is_empty()
-        || text.starts_with('#')
-        || module.is_import_line(line)
-        || module.is_class_docstring_line(line)
-        || module.is_top_level_assignment_line(line)
-    {
-        return None;
-    }
-    module.gold_unit_at(line)
-}
-
-/// Python's `str.strip()`.
-fn py_strip(s: &str) -> &str {
-    s.trim_matches(|c: char| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c))
 }
 
 #[cfg(test)]

@@ -254,6 +254,58 @@ impl GoldModule {
     }
 }
 
+/// What the hunk walk of [`super::derive_gold`] asks of a file's old or new structure:
+/// the Python rules ([`GoldModule`]) or the other languages' ([`super::LangModule`]).
+pub(super) trait Structure {
+    /// Whether the file does not parse (no module or function gold from it).
+    fn has_syntax_errors(&self) -> bool;
+    /// The unit a changed line with text `content` at `line` counts for, after the
+    /// language's skips (blank lines, comments, ...).
+    fn unit_for(&self, content: &str, line: usize) -> Option<GoldUnit>;
+    /// Whether `unit` exists in this structure (an added line's unit then is edited).
+    fn unit_exists(&self, unit: &GoldUnit) -> bool;
+    /// Whether the first type called `class` has a direct method ending at `line` (the
+    /// [`inserted`] rule).
+    fn method_ends_at(&self, class: &str, line: usize) -> bool;
+}
+
+impl Structure for GoldModule {
+    fn has_syntax_errors(&self) -> bool {
+        GoldModule::has_syntax_errors(self)
+    }
+
+    fn unit_for(&self, content: &str, line: usize) -> Option<GoldUnit> {
+        unit_for(content, line, self)
+    }
+
+    fn unit_exists(&self, unit: &GoldUnit) -> bool {
+        self.gold_unit_exists(unit)
+    }
+
+    fn method_ends_at(&self, class: &str, line: usize) -> bool {
+        GoldModule::method_ends_at(self, class, line)
+    }
+}
+
+/// The unit a changed line counts for, after LocAgent's skips.
+fn unit_for(content: &str, line: usize, module: &GoldModule) -> Option<GoldUnit> {
+    let text = py_strip(content);
+    if text.is_empty()
+        || text.starts_with('#')
+        || module.is_import_line(line)
+        || module.is_class_docstring_line(line)
+        || module.is_top_level_assignment_line(line)
+    {
+        return None;
+    }
+    module.gold_unit_at(line)
+}
+
+/// Python's `str.strip()`.
+fn py_strip(s: &str) -> &str {
+    s.trim_matches(|c: char| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
