@@ -453,7 +453,11 @@ async fn run_command(a: RunArgs) -> anyhow::Result<i32> {
             use crate::policy::agent::{Agent, AgentConfig, LlmCache, config};
             let cfg = AgentConfig::load(&config::locate(spec)?)?;
             let cache = a.llm_cache.as_deref().map(LlmCache::open).transpose()?;
-            pipeline::Policy::Agent(std::sync::Arc::new(Agent::new(cfg, cache, a.server.tokenizer)?))
+            pipeline::Policy::Agent(std::sync::Arc::new(Agent::new(
+                cfg,
+                cache,
+                a.server.tokenizer,
+            )?))
         }
     };
     let cfg = RunConfig {

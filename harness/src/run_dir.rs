@@ -189,9 +189,7 @@ struct Fields<'a> {
 impl Fields<'_> {
     /// Wanted column `k` as text (empty when absent).
     fn text(&self, k: usize) -> &str {
-        self.index[k]
-            .and_then(|i| self.record.get(i))
-            .unwrap_or("")
+        self.index[k].and_then(|i| self.record.get(i)).unwrap_or("")
     }
 
     /// Wanted column `k` as a number; `None` when empty or absent.

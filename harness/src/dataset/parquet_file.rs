@@ -34,8 +34,8 @@ pub(super) fn read(path: &Path) -> Result<(Vec<Instance>, Vec<Problem>), Dataset
         path: path.to_path_buf(),
         source,
     })?;
-    let reader = SerializedFileReader::new(file)
-        .map_err(|e| err(format!("{e} (is it a parquet file?)")))?;
+    let reader =
+        SerializedFileReader::new(file).map_err(|e| err(format!("{e} (is it a parquet file?)")))?;
     let root = reader
         .metadata()
         .file_metadata()
@@ -190,7 +190,10 @@ mod tests {
         assert_eq!(ds.instances.len(), 1);
         let inst = &ds.instances[0];
         assert_eq!(inst.instance_id, "o__r-1");
-        assert_eq!((inst.base_commit.as_str(), inst.patch.as_str()), ("c1", "d1"));
+        assert_eq!(
+            (inst.base_commit.as_str(), inst.patch.as_str()),
+            ("c1", "d1")
+        );
         assert_eq!(
             inst.edit_functions.as_deref(),
             Some(&["a.py:f".to_string(), "a.py:C.m".to_string()][..])
@@ -229,7 +232,10 @@ mod tests {
             Compression::UNCOMPRESSED,
         );
         let e = Dataset::load(&path).unwrap_err().to_string();
-        assert!(e.contains("missing column(s)") && e.contains("patch"), "{e}");
+        assert!(
+            e.contains("missing column(s)") && e.contains("patch"),
+            "{e}"
+        );
         let bogus = dir.path().join("bogus.parquet");
         std::fs::write(&bogus, "instance_id,repo\n").unwrap();
         let e = Dataset::load(&bogus).unwrap_err().to_string();

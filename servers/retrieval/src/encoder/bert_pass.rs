@@ -101,7 +101,10 @@ impl BertPass {
         let config_path = dir.join("config.json");
         let bytes = std::fs::read(&config_path).map_err(super::io_err(&config_path))?;
         let config: Config = serde_json::from_slice(&bytes).map_err(|e| {
-            EncoderError::Invalid(format!("{} is not a BERT config: {e}", config_path.display()))
+            EncoderError::Invalid(format!(
+                "{} is not a BERT config: {e}",
+                config_path.display()
+            ))
         })?;
         let (h, heads) = (config.hidden_size, config.num_attention_heads);
         if heads == 0 || h % heads != 0 {
@@ -121,7 +124,9 @@ impl BertPass {
         let norm = |vb: VarBuilder| -> Result<Norm, EncoderError> {
             let ln = candle_nn::layer_norm(h, config.layer_norm_eps, vb)
                 .map_err(candle("loading a layer norm"))?;
-            let beta = ln.bias().map_or_else(|| Ok(vec![0.0; h]), |b| values(b, "norm"))?;
+            let beta = ln
+                .bias()
+                .map_or_else(|| Ok(vec![0.0; h]), |b| values(b, "norm"))?;
             Ok(Norm {
                 gamma: values(ln.weight(), "norm")?,
                 beta,
@@ -137,7 +142,9 @@ impl BertPass {
                 let l = candle_nn::linear(inputs, outputs, vb.clone())
                     .map_err(candle("loading a dense layer"))?;
                 d.w.extend(values(l.weight(), "dense")?);
-                let bias = l.bias().map_or_else(|| Ok(vec![0.0; outputs]), |b| values(b, "bias"))?;
+                let bias = l
+                    .bias()
+                    .map_or_else(|| Ok(vec![0.0; outputs]), |b| values(b, "bias"))?;
                 d.b.extend(bias);
             }
             Ok::<Dense, EncoderError>(d)
@@ -221,8 +228,12 @@ impl BertPass {
         for (i, &id) in ids.iter().enumerate() {
             let word = &self.word[id as usize * h..][..h];
             let pos = &self.positions[(i % len) * h..][..h];
-            s.x
-                .extend(word.iter().zip(&self.type0).zip(pos).map(|((w, t), p)| (w + t) + p));
+            s.x.extend(
+                word.iter()
+                    .zip(&self.type0)
+                    .zip(pos)
+                    .map(|((w, t), p)| (w + t) + p),
+            );
         }
         layer_norm(&mut s.x, h, &self.embed_norm, self.eps);
         for layer in &self.layers {
@@ -247,7 +258,11 @@ impl BertPass {
         let h = self.hidden;
         dense(&layer.qkv, &s.x, &mut s.qkv, rows);
         s.ctx.resize(rows * h, 0.0);
-        for (qkv, ctx) in s.qkv.chunks_exact(len * 3 * h).zip(s.ctx.chunks_exact_mut(len * h)) {
+        for (qkv, ctx) in s
+            .qkv
+            .chunks_exact(len * 3 * h)
+            .zip(s.ctx.chunks_exact_mut(len * h))
+        {
             attend(qkv, ctx, (len, h, self.heads), &mut s.scores);
         }
         dense(&layer.out, &s.ctx, &mut s.y, rows);
@@ -354,7 +369,12 @@ fn product(dst: &mut [f32], dst_rs: usize, lhs: View, rhs: View) {
 /// wide), `ctx` receives `len` rows of the heads' outputs side by side. As candle:
 /// per head `Q·Kᵀ` (a matrix product), scaled by `1/√d`, soft-maxed (max
 /// subtracted), times `V` (a matrix product). `scores` is scratch space.
-fn attend(qkv: &[f32], ctx: &mut [f32], (len, h, heads): (usize, usize, usize), scores: &mut Vec<f32>) {
+fn attend(
+    qkv: &[f32],
+    ctx: &mut [f32],
+    (len, h, heads): (usize, usize, usize),
+    scores: &mut Vec<f32>,
+) {
     let d = h / heads;
     let scale = (1.0 / (d as f64).sqrt()) as f32;
     scores.resize(len * len, 0.0);
@@ -438,12 +458,21 @@ mod tests {
         let hidden = model
             .forward(&ids, &ids.zeros_like().unwrap(), Some(&mask))
             .unwrap();
-        hidden.mean(1).unwrap().flatten_all().unwrap().to_vec1().unwrap()
+        hidden
+            .mean(1)
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .to_vec1()
+            .unwrap()
     }
 
     fn max_diff(a: &[f32], b: &[f32]) -> f32 {
         assert_eq!(a.len(), b.len());
-        a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0f32, f32::max)
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0f32, f32::max)
     }
 
     /// With libm's `erff`, the pass computes candle's bits; with [`Erf`], GELU's

@@ -287,7 +287,11 @@ mod tests {
             let mask = ids.ones_like().unwrap();
             let type_ids = ids.zeros_like().unwrap();
             let hidden = model.forward(&ids, &type_ids, Some(&mask)).unwrap();
-            let mean = hidden.to_dtype(candle_core::DType::F32).unwrap().mean(1).unwrap();
+            let mean = hidden
+                .to_dtype(candle_core::DType::F32)
+                .unwrap()
+                .mean(1)
+                .unwrap();
             out.extend(mean.flatten_all().unwrap().to_vec1::<f32>().unwrap());
         }
         out
@@ -295,7 +299,10 @@ mod tests {
 
     fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
         assert_eq!(a.len(), b.len());
-        a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f32::max)
     }
 
     /// The distilled table against the procedure before this one (candle's tensor
@@ -319,14 +326,20 @@ mod tests {
         let new = token_vectors(&embedder, &BertPass::load(&src).unwrap(), &kept).unwrap();
         let scale = old.iter().fold(0f32, |m, x| m.max(x.abs()));
         let diff = max_abs_diff(&old, &new);
-        assert!(diff <= 1e-5 * scale, "token vectors differ by {diff} (scale {scale})");
+        assert!(
+            diff <= 1e-5 * scale,
+            "token vectors differ by {diff} (scale {scale})"
+        );
 
         let rows: Vec<&[f32]> = old.chunks(embedder.dim()).collect();
         let pca = Pca::fit(&rows, embedder.dim(), 16);
         let weights = sif_weights(kept.len());
         let mut expected = vec![0f32; vocab_size * 16];
         for ((&id, row), w) in kept.iter().zip(&rows).zip(&weights) {
-            for (cell, y) in expected[id as usize * 16..][..16].iter_mut().zip(pca.transform(row)) {
+            for (cell, y) in expected[id as usize * 16..][..16]
+                .iter_mut()
+                .zip(pca.transform(row))
+            {
                 *cell = (y * w) as f32;
             }
         }
@@ -340,7 +353,10 @@ mod tests {
             .unwrap();
         let scale = expected.iter().fold(0f32, |m, x| m.max(x.abs()));
         let diff = max_abs_diff(&expected, &got);
-        assert!(diff <= 1e-4 * scale, "tables differ by {diff} (scale {scale})");
+        assert!(
+            diff <= 1e-4 * scale,
+            "tables differ by {diff} (scale {scale})"
+        );
     }
 
     #[test]

@@ -67,7 +67,11 @@ impl Erf {
         } else {
             1.0
         };
-        if x.is_nan() { x } else { (r as f32).copysign(x) }
+        if x.is_nan() {
+            x
+        } else {
+            (r as f32).copysign(x)
+        }
     }
 
     /// candle's `gelu_erf` in place: `(erf(v/√2) + 1) · 0.5 · v`, in its `f32` order.
@@ -85,7 +89,11 @@ fn horner<const N: usize>(coefficients: &[f64; N], u: f64) -> f64 {
 
 /// The polynomial of degree `N − 1` interpolating `f` at the Chebyshev nodes of
 /// `[lo, hi]`, as coefficients of rising powers of `y − origin`.
-fn interpolate<const N: usize>(f: impl Fn(f64) -> f64, (lo, hi): (f64, f64), origin: f64) -> [f64; N] {
+fn interpolate<const N: usize>(
+    f: impl Fn(f64) -> f64,
+    (lo, hi): (f64, f64),
+    origin: f64,
+) -> [f64; N] {
     use std::f64::consts::PI;
     let (mid, half) = ((lo + hi) / 2.0, (hi - lo) / 2.0);
     let angle = |j: usize, k: usize| PI * j as f64 * (k as f64 + 0.5) / N as f64;
@@ -99,9 +107,7 @@ fn interpolate<const N: usize>(f: impl Fn(f64) -> f64, (lo, hi): (f64, f64), ori
         let next: [f64; N] = match j {
             0 => std::array::from_fn(|k| if k == 0 { 1.0 } else { 0.0 }),
             1 => std::array::from_fn(|k| if k == 1 { 1.0 } else { 0.0 }),
-            _ => std::array::from_fn(|k| {
-                (if k > 0 { 2.0 * cur[k - 1] } else { 0.0 }) - prev[k]
-            }),
+            _ => std::array::from_fn(|k| (if k > 0 { 2.0 * cur[k - 1] } else { 0.0 }) - prev[k]),
         };
         let weight = if j == 0 { 1.0 } else { 2.0 } / N as f64;
         let c: f64 = weight * (0..N).map(|k| values[k] * angle(j, k).cos()).sum::<f64>();
@@ -130,7 +136,10 @@ mod tests {
 
     /// Distance in ulps of two finite values of the same sign.
     fn ulps(a: f32, b: f32) -> u32 {
-        assert!(a == 0.0 || b == 0.0 || a.signum() == b.signum(), "{a} vs {b}");
+        assert!(
+            a == 0.0 || b == 0.0 || a.signum() == b.signum(),
+            "{a} vs {b}"
+        );
         (a.abs().to_bits() as i64 - b.abs().to_bits() as i64).unsigned_abs() as u32
     }
 
@@ -154,21 +163,32 @@ mod tests {
             worst_rounded = worst_rounded.max(u);
             worst_erff = worst_erff.max(ulps(got, erf_f32(x)));
         }
-        assert!(worst_rounded <= 1, "{worst_rounded} ulps from the rounded erf");
+        assert!(
+            worst_rounded <= 1,
+            "{worst_rounded} ulps from the rounded erf"
+        );
         assert!(worst_erff <= 1, "{worst_erff} ulps from erff");
-        assert!(off_rounded < n / 1000, "{off_rounded} of {n} not correctly rounded");
+        assert!(
+            off_rounded < n / 1000,
+            "{off_rounded} of {n} not correctly rounded"
+        );
     }
 
     #[test]
     fn gelu_follows_candles_gelu_erf() {
         let erf = Erf::new();
-        let xs: Vec<f32> = (0..=20_000).map(|k| -8.0 + 16.0 * k as f32 / 20_000.0).collect();
+        let xs: Vec<f32> = (0..=20_000)
+            .map(|k| -8.0 + 16.0 * k as f32 / 20_000.0)
+            .collect();
         let mut got = xs.clone();
         erf.gelu(&mut got);
         let t = candle_core::Tensor::new(xs.as_slice(), &candle_core::Device::Cpu).unwrap();
         let want: Vec<f32> = t.gelu_erf().unwrap().to_vec1().unwrap();
         for ((x, g), w) in xs.iter().zip(&got).zip(&want) {
-            assert!((g - w).abs() <= 3.0 * f32::EPSILON * x.abs().max(1e-3), "{x}: {g} vs {w}");
+            assert!(
+                (g - w).abs() <= 3.0 * f32::EPSILON * x.abs().max(1e-3),
+                "{x}: {g} vs {w}"
+            );
         }
     }
 
