@@ -197,7 +197,7 @@ impl BertPass {
         progress: &(dyn Fn(usize) + Sync),
     ) -> Result<Vec<f32>, EncoderError> {
         let vocab = self.word.len() / self.hidden;
-        if len == 0 || seqs.len() % len != 0 || len > self.positions.len() / self.hidden {
+        if len == 0 || !seqs.len().is_multiple_of(len) || len > self.positions.len() / self.hidden {
             return Err(EncoderError::Invalid(format!(
                 "{} ids do not make sequences of {len} tokens the model can take",
                 seqs.len()
@@ -422,7 +422,7 @@ fn activate(x: &mut [f32], act: HiddenAct, erf: Option<&Erf>) {
         (HiddenAct::Gelu, Some(erf)) => erf.gelu(x),
         (HiddenAct::Gelu, None) => x.iter_mut().for_each(|v| {
             let e = candle_core::cpu::erf::erf_f32(*v * std::f32::consts::FRAC_1_SQRT_2);
-            *v = (e + 1.) * 0.5 * *v;
+            *v *= (e + 1.) * 0.5;
         }),
         (HiddenAct::GeluApproximate, _) => x.iter_mut().for_each(|v| {
             let t = f32::tanh(SQRT_TWO_OVER_PI * *v * (1.0 + 0.044715 * *v * *v));

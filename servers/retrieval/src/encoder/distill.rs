@@ -151,7 +151,7 @@ fn token_vectors(
     }
     let every = bert_pass::BATCH * 20;
     let progress = |done: usize| {
-        if done % every == 0 {
+        if done.is_multiple_of(every) {
             tracing::info!("distill: {done}/{} tokens encoded", ids.len());
         }
     };

@@ -121,8 +121,8 @@ fn interpolate<const N: usize>(
     let mut out = [0f64; N];
     for (i, m) in in_t.iter().enumerate() {
         let mut binomial = 1f64;
-        for k in 0..=i {
-            out[k] += m * binomial * alpha.powi(k as i32) * beta.powi((i - k) as i32);
+        for (k, o) in out.iter_mut().enumerate().take(i + 1) {
+            *o += m * binomial * alpha.powi(k as i32) * beta.powi((i - k) as i32);
             binomial = binomial * (i - k) as f64 / (k + 1) as f64;
         }
     }
