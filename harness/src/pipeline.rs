@@ -683,12 +683,7 @@ mod tests {
         Instance {
             instance_id: id.into(),
             repo: repo.into(),
-            base_commit: String::new(),
-            problem_statement: String::new(),
-            patch: String::new(),
-            gold: None,
-            edit_functions: None,
-            locagent_claude35: None,
+            ..Instance::default()
         }
     }
 

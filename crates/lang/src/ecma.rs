@@ -27,7 +27,7 @@ use tree_sitter::Node;
 
 use crate::Language;
 use crate::definition::{DefKind, Definition, ParsedFile};
-use crate::walk::{self, Found, Grammar, Visit, field_text, parent_kind, text};
+use crate::walk::{self, Found, Grammar, Visit, def, field_text, parent_kind, text};
 
 /// The TypeScript front end (`.ts`, `.mts`, `.cts`).
 pub struct TypeScript;
@@ -137,14 +137,6 @@ fn is_function_value(kind: &str) -> bool {
 /// Node kinds of class expressions.
 fn is_class_value(kind: &str) -> bool {
     matches!(kind, "class" | "abstract_class")
-}
-
-fn def(kind: DefKind, name: &str) -> Visit {
-    Visit::Def(Found {
-        kind,
-        name: name.to_string(),
-        owner: None,
-    })
 }
 
 /// A declaration named by its `name` field.

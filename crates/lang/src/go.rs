@@ -16,7 +16,7 @@ use tree_sitter::Node;
 
 use crate::Language;
 use crate::definition::{DefKind, Definition, ParsedFile};
-use crate::walk::{self, Found, Grammar, Visit, field_text, text};
+use crate::walk::{self, Found, Grammar, Visit, def_owned as def, field_text, text};
 
 /// The Go front end.
 pub struct Go;
@@ -33,14 +33,6 @@ impl Language for Go {
     fn parse(&self, source: &str) -> ParsedFile {
         walk::parse(self, source)
     }
-}
-
-fn def(kind: DefKind, name: &str, owner: Option<String>) -> Visit {
-    Visit::Def(Found {
-        kind,
-        name: name.to_string(),
-        owner,
-    })
 }
 
 /// The base type name of a receiver: the first type identifier in its type (`T`,

@@ -18,7 +18,7 @@ use tree_sitter::Node;
 
 use crate::Language;
 use crate::definition::{DefKind, Definition, ParsedFile};
-use crate::walk::{self, Found, Grammar, Visit, field_text, parent_kind, text};
+use crate::walk::{self, Found, Grammar, Visit, def, field_text, parent_kind, text};
 
 /// The Java front end.
 pub struct Java;
@@ -35,14 +35,6 @@ impl Language for Java {
     fn parse(&self, source: &str) -> ParsedFile {
         walk::parse(self, source)
     }
-}
-
-fn def(kind: DefKind, name: &str) -> Visit {
-    Visit::Def(Found {
-        kind,
-        name: name.to_string(),
-        owner: None,
-    })
 }
 
 impl Grammar for Java {

@@ -21,7 +21,7 @@ use tree_sitter::Node;
 
 use crate::Language;
 use crate::definition::{DefKind, Definition, ParsedFile};
-use crate::walk::{self, Found, Grammar, Visit, field_text, text};
+use crate::walk::{self, Found, Grammar, Visit, def, field_text, text};
 
 /// The Rust front end.
 pub struct Rust;
@@ -38,14 +38,6 @@ impl Language for Rust {
     fn parse(&self, source: &str) -> ParsedFile {
         walk::parse(self, source)
     }
-}
-
-fn def(kind: DefKind, name: &str) -> Visit {
-    Visit::Def(Found {
-        kind,
-        name: name.to_string(),
-        owner: None,
-    })
 }
 
 /// The base name of an `impl`'s type: `Foo` for `Foo`, `Foo<T>`, `a::b::Foo`, `&Foo`,

@@ -198,3 +198,18 @@ fn definition(
 fn ancestors(scope: Option<usize>, defs: &[Definition]) -> impl Iterator<Item = &Definition> {
     std::iter::successors(scope.map(|i| &defs[i]), |d| d.parent.map(|p| &defs[p]))
 }
+
+/// What a front end found: a definition of `kind` named `name`, in the enclosing scope.
+pub(crate) fn def(kind: DefKind, name: &str) -> Visit {
+    def_owned(kind, name, None)
+}
+
+/// [`def`], attached to `owner` instead of the enclosing scope when given (a Go
+/// method's receiver type).
+pub(crate) fn def_owned(kind: DefKind, name: &str, owner: Option<String>) -> Visit {
+    Visit::Def(Found {
+        kind,
+        name: name.to_string(),
+        owner,
+    })
+}

@@ -76,7 +76,7 @@ impl From<FoundLocations> for Locations {
 
 /// One localization task: a repository at a commit, an issue text, and the patch that
 /// fixed it (the source of the gold locations).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Instance {
     pub instance_id: String,
     /// `owner/name`.

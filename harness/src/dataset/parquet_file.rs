@@ -76,16 +76,7 @@ pub(super) fn read(path: &Path) -> Result<(Vec<Instance>, Vec<Problem>), Dataset
 /// One record as an instance; absent or null fields are empty (and then refused by
 /// [`Dataset::push_checked`] with the field's name).
 fn instance(row: &Row) -> Instance {
-    let mut inst = Instance {
-        instance_id: String::new(),
-        repo: String::new(),
-        base_commit: String::new(),
-        problem_statement: String::new(),
-        patch: String::new(),
-        gold: None,
-        edit_functions: None,
-        locagent_claude35: None,
-    };
+    let mut inst = Instance::default();
     for (name, field) in row.get_column_iter() {
         let slot = match name.as_str() {
             "instance_id" => &mut inst.instance_id,

@@ -114,12 +114,7 @@ fn local_instance(label: &str) -> Instance {
     Instance {
         instance_id: label.to_string(),
         repo: format!("local/{label}"),
-        base_commit: String::new(),
-        problem_statement: String::new(),
-        patch: String::new(),
-        gold: None,
-        edit_functions: None,
-        locagent_claude35: None,
+        ..Instance::default()
     }
 }
 
