@@ -214,11 +214,9 @@ fn sigkilled_runs_resume_to_the_uninterrupted_result() {
         }
         let out = child.wait_with_output().expect("reap");
         let stderr = String::from_utf8_lossy(&out.stderr);
-        if torn {
-            assert!(
-                stderr.contains("removed a row cut off"),
-                "no repair reported: {stderr}"
-            );
+        // The run after the tear repairs it, unless it is killed before it opens its
+        // output (inputs are checked and `mini` is built first); then a later one does.
+        if torn && stderr.contains("removed a row cut off") {
             torn = false;
         }
         eprintln!(
