@@ -16,7 +16,7 @@ use tree_sitter::Node;
 
 use crate::Language;
 use crate::definition::{DefKind, Definition, ParsedFile};
-use crate::walk::{self, Found, Grammar, Visit, def_owned as def, field_text, text};
+use crate::walk::{self, Grammar, Visit, def_owned as def, field_text, text};
 
 /// The Go front end.
 pub struct Go;

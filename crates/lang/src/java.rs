@@ -18,7 +18,7 @@ use tree_sitter::Node;
 
 use crate::Language;
 use crate::definition::{DefKind, Definition, ParsedFile};
-use crate::walk::{self, Found, Grammar, Visit, def, field_text, parent_kind, text};
+use crate::walk::{self, Grammar, Visit, def, field_text, parent_kind, text};
 
 /// The Java front end.
 pub struct Java;

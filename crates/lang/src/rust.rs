@@ -21,7 +21,7 @@ use tree_sitter::Node;
 
 use crate::Language;
 use crate::definition::{DefKind, Definition, ParsedFile};
-use crate::walk::{self, Found, Grammar, Visit, def, field_text, text};
+use crate::walk::{self, Grammar, Visit, def, field_text, text};
 
 /// The Rust front end.
 pub struct Rust;
