@@ -1,9 +1,12 @@
-//! Benchmark instances: SWE-bench-style JSONL and parquet, and the embedded `mini` set.
+//! Benchmark instances: SWE-bench-style JSONL (SWE-bench, SWE-bench Multilingual,
+//! Loc-Bench; Multi-SWE-bench's records too, [`multi_swe`]) and parquet, and the
+//! embedded `mini` set.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+mod multi_swe;
 mod parquet_file;
 
 /// Ranked or gold locations at LocAgent's three levels.
@@ -200,11 +203,21 @@ impl Dataset {
             if line.trim().is_empty() {
                 continue;
             }
-            match serde_json::from_str::<Instance>(line) {
+            let parsed = serde_json::from_str::<serde_json::Value>(line)
+                .map_err(|e| format!("malformed JSON record: {e}"))
+                .and_then(|v| {
+                    if multi_swe::is_multi_swe(&v) {
+                        multi_swe::instance(v)
+                    } else {
+                        serde_json::from_value::<Instance>(v)
+                            .map_err(|e| format!("malformed JSON record: {e}"))
+                    }
+                });
+            match parsed {
                 Ok(inst) => ds.push_checked(i + 1, inst),
-                Err(e) => ds.problems.push(Problem {
+                Err(message) => ds.problems.push(Problem {
                     record: i + 1,
-                    message: format!("malformed JSON record: {e}"),
+                    message,
                 }),
             }
         }
