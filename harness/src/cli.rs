@@ -100,7 +100,7 @@ pub struct FromGitArgs {
     /// Stop after this many instances.
     #[arg(long, value_name = "N")]
     pub max: Option<usize>,
-    /// Skip a commit whose patch edits more Python files outside the tests than this
+    /// Skip a commit whose patch edits more source files outside the tests than this
     /// (a refactor, not one bug); 0: no limit.
     #[arg(long, value_name = "N", default_value_t = crate::dataset_from_git::DEFAULT_MAX_FILES)]
     pub max_files: usize,

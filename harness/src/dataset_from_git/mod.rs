@@ -1,6 +1,6 @@
 //! Localization instances from any repository's history (`navbench dataset from-git`).
 //!
-//! Every commit that edits an existing Python function becomes one instance, as a
+//! Every commit that edits an existing function or method becomes one instance, as a
 //! SWE-bench task would be: the repository at the commit's parent (`base_commit`), the
 //! commit message as the problem statement, the commit's diff without its test files
 //! as the patch, and gold derived from that patch by [`crate::gold::derive_gold`]
@@ -10,10 +10,10 @@
 //!
 //! A commit is skipped, and counted under its [`Skip`] reason, when it is a merge or a
 //! root commit, changes nothing, only renames files, only touches tests, changes no
-//! Python source outside tests, or edits no function that existed before (only new
+//! source file outside tests, or edits no function that existed before (only new
 //! code, module-level code or class bodies), or when no gold can be derived. Three
 //! quality filters come after those, so that their counts are the instances they
-//! removed: a patch editing more Python files than `--max-files` (a refactor, not one
+//! removed: a patch editing more source files than `--max-files` (a refactor, not one
 //! bug), a problem statement of fewer than `--min-words` words ("typo", "lint"), and a
 //! patch whose changed lines repeat those of an instance already kept (a backport or
 //! cherry-pick of the same fix onto another branch).
@@ -51,13 +51,13 @@ pub enum Skip {
     RenameOnly,
     /// Every changed file is a test file ([`is_test_path`]).
     TestOnly,
-    /// No `.py` file outside the tests changes.
-    NoPythonSource,
+    /// No source file ([`is_source`]) outside the tests changes.
+    NoSource,
     /// The source patch edits no function that existed at the parent.
     NoFunctionEdited,
     /// The gold derivation failed (a hunk that does not apply, a non-UTF-8 patch).
     GoldFailed,
-    /// The source patch edits more Python files than [`Quality::max_files`].
+    /// The source patch edits more source files than [`Quality::max_files`].
     TooManyFiles,
     /// The problem statement has fewer words than [`Quality::min_words`].
     ShortStatement,
@@ -75,12 +75,14 @@ impl Skip {
             Skip::Empty => "empty diff",
             Skip::RenameOnly => "only renames files",
             Skip::TestOnly => "only changes tests",
-            Skip::NoPythonSource => "changes no Python source outside tests",
+            Skip::NoSource => {
+                "changes no source file (Python, TS/JS, Java, Go, Rust) outside tests"
+            }
             Skip::NoFunctionEdited => {
                 "edits no existing function (new code, module-level or class-body code only)"
             }
             Skip::GoldFailed => "no gold could be derived",
-            Skip::TooManyFiles => "edits more Python files than --max-files",
+            Skip::TooManyFiles => "edits more source files than --max-files",
             Skip::ShortStatement => "problem statement shorter than --min-words",
             Skip::Duplicate => {
                 "repeats the changes of a commit kept before (a backport or cherry-pick)"
@@ -156,7 +158,7 @@ pub struct FromGitOptions {
 /// [`DEFAULT_MIN_WORDS`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Quality {
-    /// Skip a commit whose source patch edits more Python files than this.
+    /// Skip a commit whose source patch edits more source files than this.
     pub max_files: Option<usize>,
     /// Skip a commit whose problem statement has fewer words than this ([`word_count`]).
     pub min_words: usize,
@@ -421,9 +423,9 @@ pub fn instance_from_commit(
     diff.find_similar(Some(&mut find))
         .map_err(|_| Skip::GoldFailed)?;
     let kept = source_deltas(&diff)?;
-    let python_files = kept
+    let source_files = kept
         .iter()
-        .filter(|&&i| diff.get_delta(i).is_some_and(|d| is_python(&d)))
+        .filter(|&&i| diff.get_delta(i).is_some_and(|d| is_source(&d)))
         .count();
     let mut patch = String::new();
     for idx in kept {
@@ -443,7 +445,7 @@ pub fn instance_from_commit(
     if derived.locations.functions.is_empty() {
         return Err(Skip::NoFunctionEdited);
     }
-    if quality.max_files.is_some_and(|m| python_files > m) {
+    if quality.max_files.is_some_and(|m| source_files > m) {
         return Err(Skip::TooManyFiles);
     }
     let statement = problem_statement(commit.message().unwrap_or(""));
@@ -490,33 +492,26 @@ fn source_deltas(diff: &git2::Diff) -> Result<Vec<usize>, Skip> {
     if kept.is_empty() {
         return Err(Skip::TestOnly);
     }
-    if !kept.iter().any(|&i| is_python(&deltas[i])) {
-        return Err(Skip::NoPythonSource);
+    if !kept.iter().any(|&i| is_source(&deltas[i])) {
+        return Err(Skip::NoSource);
     }
     Ok(kept)
 }
 
-/// True when the change's old or new path is a `.py` file.
-fn is_python(d: &git2::DiffDelta) -> bool {
+/// True when the change's old or new path is a source file of a language the gold
+/// rules read: Python or a `navbench-lang` front end's (TS/JS, Java, Go, Rust).
+fn is_source(d: &git2::DiffDelta) -> bool {
     [d.old_file().path(), d.new_file().path()]
         .into_iter()
         .flatten()
-        .any(|p| p.extension().is_some_and(|e| e == "py"))
+        .filter_map(|p| p.to_str())
+        .any(|p| p.ends_with(".py") || navbench_lang::language_for_path(p).is_some())
 }
 
-/// True for test files, which SWE-bench keeps out of the gold patch: anything under a
-/// `test`, `tests` or `testing` directory, `test_*.py`, `*_test.py`, `tests.py` and
-/// `conftest.py`.
+/// True for test files, which SWE-bench keeps out of the gold patch: the policies'
+/// rule for every language ([`crate::policy::is_test_file`]) and Django's `tests.py`.
 pub fn is_test_path(path: &str) -> bool {
-    let mut parts: Vec<&str> = path.split('/').collect();
-    let file = parts.pop().unwrap_or("");
-    parts
-        .iter()
-        .any(|d| matches!(*d, "test" | "tests" | "testing"))
-        || (file.starts_with("test_") && file.ends_with(".py"))
-        || file.ends_with("_test.py")
-        || file == "tests.py"
-        || file == "conftest.py"
+    crate::policy::is_test_file(path) || path.rsplit('/').next() == Some("tests.py")
 }
 
 /// The commit message without its trailer block (`Signed-off-by:`, `Co-authored-by:`…).

@@ -179,7 +179,7 @@ fn keeps_function_edits_and_counts_the_rest() {
         (Skip::Merge, 1),
         (Skip::RenameOnly, 1),
         (Skip::NoFunctionEdited, 1),
-        (Skip::NoPythonSource, 1),
+        (Skip::NoSource, 1),
         (Skip::TestOnly, 1),
         (Skip::Root, 1),
     ]
@@ -406,7 +406,7 @@ fn quality_filters_count_what_they_remove() {
     assert!(
         report
             .to_string()
-            .contains("skipped 1: edits more Python files than --max-files"),
+            .contains("skipped 1: edits more source files than --max-files"),
         "{report}"
     );
 
@@ -539,4 +539,79 @@ fn helpers() {
     assert_eq!(word_count("typo"), 1);
     assert_eq!(word_count("Fix #12: f and K.m (#3456)\n\n* bump"), 5);
     assert_eq!(word_count(" - 1.2.3 -- "), 0);
+}
+
+/// Commits in Go, TypeScript, Java and Rust become instances with their languages'
+/// gold ids; their test files stay out of the patch.
+#[test]
+fn other_languages_are_mined_with_their_gold() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = git2::Repository::init_bare(dir.path()).unwrap();
+    let go_v1 = "package stack\n\ntype Stack struct{ xs []int }\n\nfunc (s *Stack) Pop() int {\n\treturn s.xs[0]\n}\n";
+    let go_v2 = "package stack\n\ntype Stack struct{ xs []int }\n\nfunc (s *Stack) Pop() int {\n\treturn s.xs[len(s.xs)-1]\n}\n";
+    let ts_v1 = "export function parse(s: string): number {\n  return parseInt(s);\n}\n";
+    let ts_v2 = "export function parse(s: string): number {\n  return parseInt(s, 10);\n}\n";
+    let java_v1 = "package a;\n\nclass Box {\n  int size() {\n    return 0;\n  }\n}\n";
+    let java_v2 = "package a;\n\nclass Box {\n  int size() {\n    return 1;\n  }\n}\n";
+    let rs_v1 = "pub struct W;\n\nimpl W {\n    pub fn get(&self) -> u8 {\n        1\n    }\n}\n";
+    let rs_v2 = "pub struct W;\n\nimpl W {\n    pub fn get(&self) -> u8 {\n        2\n    }\n}\n";
+    let files = |go, ts, java, rs, test| {
+        vec![
+            ("stack/stack.go", go),
+            ("stack/stack_test.go", test),
+            ("src/parse.ts", ts),
+            ("src/main/java/a/Box.java", java),
+            ("src/w.rs", rs),
+        ]
+    };
+    let t1 = "package stack\n";
+    let t2 = "package stack\n\n// more\n";
+    let mut head = commit(&repo, &[], &files(go_v1, ts_v1, java_v1, rs_v1, t1), "init");
+    let steps = [
+        (
+            files(go_v2, ts_v1, java_v1, rs_v1, t2),
+            "Pop returns the bottom of the stack instead of the top",
+        ),
+        (
+            files(go_v2, ts_v2, java_v1, rs_v1, t2),
+            "parse reads leading zeros as octal in old engines",
+        ),
+        (
+            files(go_v2, ts_v2, java_v2, rs_v1, t2),
+            "Box size is always zero even with items",
+        ),
+        (
+            files(go_v2, ts_v2, java_v2, rs_v2, t2),
+            "W get returns the wrong byte value",
+        ),
+    ];
+    for (f, msg) in &steps {
+        head = commit(&repo, &[head], f, msg);
+    }
+    repo.reference("refs/heads/main", head, true, "test")
+        .unwrap();
+    repo.set_head("refs/heads/main").unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let src = repo.path().to_string_lossy().into_owned();
+    let (insts, report) = from_git(&src, cache.path(), &FromGitOptions::default()).unwrap();
+    let gold: Vec<Vec<String>> = insts
+        .iter()
+        .map(|i| i.gold.clone().unwrap_or_default().functions)
+        .collect();
+    // Newest first.
+    assert_eq!(
+        gold,
+        vec![
+            vec!["src/w.rs:W.get".to_string()],
+            vec!["src/main/java/a/Box.java:Box.size".to_string()],
+            vec!["src/parse.ts:parse".to_string()],
+            vec!["stack/stack.go:Stack.Pop".to_string()],
+        ]
+    );
+    assert_eq!((report.scanned, report.kept), (5, 4));
+    assert!(
+        !insts[3].patch.contains("stack_test.go"),
+        "{}",
+        insts[3].patch
+    );
 }
