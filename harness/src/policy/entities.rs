@@ -1,10 +1,20 @@
-//! Mapping a line of a Python file to the LocAgent ids a localization answer uses:
-//! the function id (`path:Class.method`, `path:func`; a class's `__init__` is the class
-//! id) and the module id (`path:Class`, `path:func`).
+//! Mapping a line of a source file to the LocAgent ids a localization answer uses:
+//! the function id (`path:Class.method`, `path:func`; a class's constructor is the
+//! class id) and the module id (`path:Class`, `path:func`).
+//!
+//! Python files are read with `navbench-python` (LocAgent's own rules); files of the
+//! other languages with their `navbench-lang` front end, under the same rules stated on
+//! types and callables (as the gold does, `crate::gold::lang`): the first callable on
+//! the chain of definitions holding the line is the function (a method is
+//! `Type.method`, Go and Rust methods by their receiver or `impl` type; a constructor
+//! is its type; nested functions and closures belong to the callable around them); a
+//! line in a type but in none of its methods has only a module id; the module is the
+//! outermost type or function (namespaces such as a Rust `mod` only prefix names).
 
 use std::collections::HashMap;
 use std::path::Path;
 
+use navbench_lang::{DefKind, ParsedFile, language_for_path};
 use navbench_python::{Entity, EntityKind, ParsedModule, parse_module};
 
 /// The ids a line belongs to. `function` is `None` for class-level code outside any
@@ -17,34 +27,102 @@ pub struct LineIds {
     pub short_name: Option<String>,
 }
 
+/// One definition of a file, whatever its language: what policies match names
+/// against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntitySpan {
+    /// The bare name (`method`).
+    pub name: String,
+    /// The qualified name, the part after `path:` in a node id (`Type.method`).
+    pub qualname: String,
+    /// 1-based first and last lines.
+    pub start_line: usize,
+    pub end_line: usize,
+}
+
+/// A parsed source file.
+enum SourceFile {
+    Python(ParsedModule),
+    Other(ParsedFile),
+}
+
+impl SourceFile {
+    /// Parses `src` as the language of `rel`; `None` for a file no front end reads.
+    fn parse(rel: &str, src: &str) -> Option<SourceFile> {
+        if rel.ends_with(".py") {
+            return Some(SourceFile::Python(parse_module(src)));
+        }
+        language_for_path(rel).map(|l| SourceFile::Other(l.parse(src)))
+    }
+
+    fn spans(&self) -> Vec<EntitySpan> {
+        match self {
+            SourceFile::Python(m) => m
+                .entities
+                .iter()
+                .map(|e| EntitySpan {
+                    name: e.name.clone(),
+                    qualname: e.qualname.clone(),
+                    start_line: e.start_line,
+                    end_line: e.end_line,
+                })
+                .collect(),
+            SourceFile::Other(f) => f
+                .definitions
+                .iter()
+                .filter(|d| !matches!(d.kind, DefKind::Impl | DefKind::Module))
+                .map(|d| EntitySpan {
+                    name: d.name.clone(),
+                    qualname: d.qualname.clone(),
+                    start_line: d.start_line,
+                    end_line: d.end_line,
+                })
+                .collect(),
+        }
+    }
+
+    fn ids_at(&self, rel: &str, line: usize) -> LineIds {
+        match self {
+            SourceFile::Python(m) => ids_in(m, rel, line),
+            SourceFile::Other(f) => lang_ids_in(f, rel, line),
+        }
+    }
+}
+
 /// Parsed files of one checked-out tree, parsed on first use.
 #[derive(Default)]
 pub struct EntityIndex {
-    files: HashMap<String, Option<ParsedModule>>,
+    files: HashMap<String, Option<SourceFile>>,
 }
 
 impl EntityIndex {
-    /// The parsed module of `rel` under `root` (None when unreadable).
-    pub fn module(&mut self, root: &Path, rel: &str) -> Option<&ParsedModule> {
+    /// The parsed file `rel` under `root` (None when unreadable or of no language).
+    fn file(&mut self, root: &Path, rel: &str) -> Option<&SourceFile> {
         self.files
             .entry(rel.to_string())
             .or_insert_with(|| {
                 std::fs::read_to_string(root.join(rel))
                     .ok()
-                    .map(|src| parse_module(&src))
+                    .and_then(|src| SourceFile::parse(rel, &src))
             })
             .as_ref()
     }
 
+    /// The definitions of `rel` under `root`, in source order (empty when the file is
+    /// unreadable or of no language with a front end).
+    pub fn entities(&mut self, root: &Path, rel: &str) -> Vec<EntitySpan> {
+        self.file(root, rel).map(|f| f.spans()).unwrap_or_default()
+    }
+
     /// The ids of the entity `rel:qualname` (a graph node id's parts), mapped like a
-    /// line inside it: a method's function id, `Cls.__init__` → `Cls`, a nested function
-    /// → its outermost function. Empty when the file has no such entity.
+    /// line inside it: a method's function id, a constructor → its type, a nested
+    /// function → its outermost function. Empty when the file has no such entity.
     pub fn ids_of(&mut self, root: &Path, rel: &str, qualname: &str) -> LineIds {
-        let Some(m) = self.module(root, rel) else {
+        let Some(f) = self.file(root, rel) else {
             return LineIds::default();
         };
-        match m.entities.iter().find(|e| e.qualname == qualname) {
-            Some(e) => ids_in(m, rel, e.start_line),
+        match f.spans().into_iter().find(|e| e.qualname == qualname) {
+            Some(e) => f.ids_at(rel, e.start_line),
             None => LineIds::default(),
         }
     }
@@ -64,8 +142,8 @@ impl EntityIndex {
 
     /// The ids of line `line` (1-based) of file `rel`.
     pub fn ids_at(&mut self, root: &Path, rel: &str, line: usize) -> LineIds {
-        match self.module(root, rel) {
-            Some(m) => ids_in(m, rel, line),
+        match self.file(root, rel) {
+            Some(f) => f.ids_at(rel, line),
             None => LineIds::default(),
         }
     }
@@ -83,7 +161,7 @@ fn chain(m: &ParsedModule, line: usize) -> Vec<&Entity> {
     out
 }
 
-/// LocAgent ids for `line` of the file `rel` parsed as `m`.
+/// LocAgent ids for `line` of the Python file `rel` parsed as `m`.
 pub fn ids_in(m: &ParsedModule, rel: &str, line: usize) -> LineIds {
     let c = chain(m, line);
     let Some(top) = c.first() else {
@@ -114,22 +192,48 @@ pub fn ids_in(m: &ParsedModule, rel: &str, line: usize) -> LineIds {
     }
 }
 
-/// Every function id defined in `m` with its short name and line span, for matching
-/// definitions by name.
-pub fn definitions(m: &ParsedModule, rel: &str) -> Vec<(String, String, usize, usize)> {
-    m.entities
-        .iter()
-        .map(|e| {
-            let ids = ids_in(m, rel, e.start_line);
-            (
-                ids.function.or(ids.module).unwrap_or_default(),
-                e.name.clone(),
-                e.start_line,
-                e.end_line,
-            )
-        })
-        .filter(|(id, ..)| !id.is_empty())
-        .collect()
+/// The same ids for `line` of a file of another language (see the module docs).
+pub fn lang_ids_in(f: &ParsedFile, rel: &str, line: usize) -> LineIds {
+    let chain: Vec<_> = f
+        .chain_at(line)
+        .into_iter()
+        .filter(|d| d.kind != DefKind::Module)
+        .collect();
+    let Some(top) = chain.first() else {
+        return LineIds::default();
+    };
+    // A Go method or a Rust impl method sits outside its type: its module is the type.
+    let module_name = match top.kind {
+        DefKind::Impl => top.qualname.clone(),
+        DefKind::Method | DefKind::Constructor => top
+            .container
+            .clone()
+            .unwrap_or_else(|| top.qualname.clone()),
+        _ => top.qualname.clone(),
+    };
+    let module = Some(format!("{rel}:{module_name}"));
+    for d in &chain {
+        let (function, short) = match d.kind {
+            DefKind::Function => (d.qualname.clone(), d.name.clone()),
+            DefKind::Method => (d.qualname.clone(), d.name.clone()),
+            DefKind::Constructor => {
+                let class = d.container.clone().unwrap_or_else(|| d.name.clone());
+                let short = class.rsplit('.').next().unwrap_or(&class).to_string();
+                (class, short)
+            }
+            _ => continue,
+        };
+        return LineIds {
+            function: Some(format!("{rel}:{function}")),
+            module,
+            short_name: Some(short),
+        };
+    }
+    LineIds {
+        function: None,
+        module,
+        short_name: None,
+    }
 }
 
 #[cfg(test)]

@@ -73,19 +73,59 @@ pub fn term_coverage(code: &str, terms: &[Term]) -> f64 {
     found / total
 }
 
-/// The repository file (relative to `root`) that a `.py` path quoted in an issue names:
-/// the longest suffix of the quoted path that is a file under `root`. Tracebacks quote
-/// absolute paths from the reporter's machine (`/usr/lib/python3/site-packages/pkg/a.py`)
-/// whose tail is the repository path.
+/// The repository file (relative to `root`) that a source path quoted in an issue
+/// names: the longest suffix of the quoted path that is a file under `root`.
+/// Tracebacks quote absolute paths from the reporter's machine
+/// (`/usr/lib/python3/site-packages/pkg/a.py`, `/home/u/go/pkg/mod/…/gin/context.go`)
+/// whose tail is the repository path. A Java frame gives the package path instead
+/// (`com/pkg/Type.java`), a tail of the repository path
+/// (`src/main/java/com/pkg/Type.java`): when no suffix is a file, the first file of
+/// the tree (in sorted order) whose path ends with it is taken.
 pub fn resolve_path(root: &Path, quoted: &str) -> Option<String> {
     let quoted = quoted.trim().trim_start_matches("./").replace('\\', "/");
-    if !quoted.ends_with(".py") {
+    if !quoted.ends_with(".py") && navbench_lang::language_for_path(&quoted).is_none() {
         return None;
     }
     let parts: Vec<&str> = quoted.split('/').filter(|p| !p.is_empty()).collect();
-    (0..parts.len())
+    let by_suffix = (0..parts.len())
         .map(|i| parts[i..].join("/"))
-        .find(|rel| !rel.split('/').any(|p| p == "..") && root.join(rel).is_file())
+        .find(|rel| !rel.split('/').any(|p| p == "..") && root.join(rel).is_file());
+    if by_suffix.is_some() || !quoted.ends_with(".java") || parts.contains(&"..") {
+        return by_suffix;
+    }
+    file_ending_with(root, "", &format!("/{}", parts.join("/")))
+}
+
+/// The first file under `root/dir` (sorted walk, hidden and dependency directories
+/// skipped) whose `/`-prefixed relative path ends with `tail`.
+fn file_ending_with(root: &Path, dir: &str, tail: &str) -> Option<String> {
+    let mut entries: Vec<(String, bool)> = std::fs::read_dir(root.join(dir))
+        .ok()?
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let name = e.file_name().into_string().ok()?;
+            Some((name, e.file_type().ok()?.is_dir()))
+        })
+        .collect();
+    entries.sort();
+    for (name, is_dir) in entries {
+        let rel = if dir.is_empty() {
+            name.clone()
+        } else {
+            format!("{dir}/{name}")
+        };
+        if is_dir {
+            if name.starts_with('.') || matches!(name.as_str(), "node_modules" | "target") {
+                continue;
+            }
+            if let Some(found) = file_ending_with(root, &rel, tail) {
+                return Some(found);
+            }
+        } else if format!("/{rel}").ends_with(tail) {
+            return Some(rel);
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -174,6 +214,43 @@ mod tests {
         assert_eq!(
             resolve_path(root, "../seaborn/_oldcore.py").as_deref(),
             Some("seaborn/_oldcore.py")
+        );
+    }
+
+    #[test]
+    fn java_package_paths_resolve_under_a_source_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("gson/src/main/java/com/google/gson")).unwrap();
+        std::fs::create_dir_all(root.join("gson/src/test/java/com/google/gson")).unwrap();
+        std::fs::write(
+            root.join("gson/src/main/java/com/google/gson/Gson.java"),
+            "",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("gson/src/test/java/com/google/gson/GsonTest.java"),
+            "",
+        )
+        .unwrap();
+        assert_eq!(
+            resolve_path(root, "com/google/gson/Gson.java").as_deref(),
+            Some("gson/src/main/java/com/google/gson/Gson.java")
+        );
+        assert_eq!(resolve_path(root, "com/google/gson/Missing.java"), None);
+        // Other languages' tails are not searched for: a Python path must be a suffix.
+        std::fs::create_dir_all(root.join("examples")).unwrap();
+        std::fs::write(root.join("examples/app.py"), "").unwrap();
+        assert_eq!(resolve_path(root, "app.py"), None);
+        // Go module cache paths resolve by their tail.
+        std::fs::write(root.join("context.go"), "").unwrap();
+        assert_eq!(
+            resolve_path(
+                root,
+                "/go/pkg/mod/github.com/gin-gonic/gin@v1.9.1/context.go"
+            )
+            .as_deref(),
+            Some("context.go")
         );
     }
 }

@@ -15,6 +15,7 @@ pub mod agent;
 pub mod code_search;
 pub mod entities;
 pub mod evidence;
+pub mod frames;
 pub mod knobs;
 pub mod ranking;
 pub mod terms;
@@ -148,17 +149,26 @@ pub struct Task<'a> {
     pub knobs: &'a knobs::Knobs,
 }
 
-/// True for test files by the usual Python conventions (`test_*.py`, `*_test.py`,
-/// `conftest.py`, anything under `tests/`, `test/` or `testing/`). The policies drop or
-/// demote them: a fix is rarely in a test.
+/// True for test files by each language's usual conventions: Python's `test_*.py`,
+/// `*_test.py` and `conftest.py`, Go's `*_test.go`, JavaScript's and TypeScript's
+/// `*.test.ts` / `*.spec.js` and `__tests__/`, Java's `*Test.java` / `*Tests.java`, and
+/// anything under a `tests/`, `test/` or `testing/` directory (Maven's `src/test/`,
+/// Rust's integration tests). The policies drop or demote them: a fix is rarely in a
+/// test.
 pub fn is_test_file(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
+    let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
+    let ecma = navbench_lang::language_for_path(name)
+        .is_some_and(|l| matches!(l.name(), "typescript" | "tsx" | "javascript"));
     name.starts_with("test_")
         || name.ends_with("_test.py")
         || name == "conftest.py"
+        || name.ends_with("_test.go")
+        || (ecma && (stem.ends_with(".test") || stem.ends_with(".spec")))
+        || (name.ends_with(".java") && (stem.ends_with("Test") || stem.ends_with("Tests")))
         || path
             .split('/')
-            .any(|d| d == "tests" || d == "test" || d == "testing")
+            .any(|d| matches!(d, "tests" | "test" | "testing" | "__tests__"))
 }
 
 /// True for files outside the code a fix lands in: documentation, examples and
@@ -185,6 +195,27 @@ mod tests {
         assert!(is_test_file("pkg/a_test.py"));
         assert!(!is_test_file("pkg/testing_utils_x/a.py") || is_test_file("pkg/testing/a.py"));
         assert!(!is_test_file("pkg/contest.py"));
+        for p in [
+            "gin/context_test.go",
+            "src/types.test.ts",
+            "lib/router.spec.js",
+            "src/__tests__/util.tsx",
+            "gson/src/test/java/com/google/gson/GsonTest.java",
+            "extras/src/main/java/x/ParserTests.java",
+            "crates/core/tests/feature.rs",
+        ] {
+            assert!(is_test_file(p), "{p}");
+        }
+        for p in [
+            "gin/context.go",
+            "src/types.ts",
+            "lib/test-utils.md",
+            "src/main/java/x/Contest.java",
+            "src/main/java/x/TestResult.java",
+            "crates/core/src/latest.rs",
+        ] {
+            assert!(!is_test_file(p), "{p}");
+        }
     }
 
     #[test]

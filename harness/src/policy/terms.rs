@@ -11,7 +11,9 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-/// A frame of a Python traceback: `File "path", line N, in func`.
+/// A frame of a stack trace: Python's `File "path", line N, in func`, or another
+/// language's ([`super::frames`]). `line` is 0 when the trace gives none; `func` is
+/// empty when it names no function.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Frame {
     pub path: String,
@@ -33,7 +35,7 @@ pub struct Term {
 /// What [`extract`] finds in a problem statement.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Extracted {
-    /// Python file paths mentioned anywhere (including frames), in order of appearance.
+    /// Source file paths mentioned anywhere (including frames), in order of appearance.
     pub paths: Vec<String>,
     pub frames: Vec<Frame>,
     /// Ranked identifiers (see the module doc).
@@ -50,8 +52,10 @@ static IPYTHON_FRAME: LazyLock<Regex> = LazyLock::new(|| {
 /// IPython's marker of a frame's current line: `---> 144`.
 static ARROW: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?m)^\s*-+> (\d+)").expect("valid regex"));
-static PATH: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"[\w./-]*\w\.py\b").expect("valid regex"));
+/// A source file path: a name with the extension of a language navbench reads.
+static PATH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"[\w./-]*\w\.(?:py|java|go|rs|[cm]?[jt]sx?)\b").expect("valid regex")
+});
 static BACKTICK: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"`{1,3}([^`]+?)`{1,3}").expect("valid regex"));
 static DOTTED: LazyLock<Regex> =
@@ -227,8 +231,25 @@ fn frames(text: &str) -> Vec<(usize, Frame)> {
         };
         out.push((*start, frame));
     }
+    out.extend(super::frames::frames(text));
     out.sort_by_key(|(pos, _)| *pos);
     out
+}
+
+/// Whether a [`PATH`] match names a file rather than a product: `Node.js`, `Vue.js`
+/// (a capitalized `.js` name without a directory) are how prose names frameworks.
+fn is_file_path(p: &str) -> bool {
+    let Some(stem) = p.strip_suffix(".js") else {
+        return true;
+    };
+    p.contains('/') || !stem.starts_with(|c: char| c.is_ascii_uppercase())
+}
+
+/// The file name without its source extension (`discounts.py` → `discounts`).
+fn path_stem(p: &str) -> Option<&str> {
+    let file = p.rsplit('/').next()?;
+    let (stem, _) = file.rsplit_once('.')?;
+    Some(stem)
 }
 
 /// Extracts paths, frames and ranked terms from `text`.
@@ -247,14 +268,14 @@ pub fn extract(text: &str) -> Extracted {
     };
 
     for (pos, frame) in frames(text) {
-        if !frame.func.starts_with('<') {
+        if !frame.func.is_empty() && !frame.func.starts_with('<') {
             add(&frame.func, 1.0, pos);
         }
         out.frames.push(frame);
     }
     for m in PATH.find_iter(text) {
         let p = m.as_str().trim_start_matches("./").to_string();
-        if !out.paths.contains(&p) {
+        if is_file_path(&p) && !out.paths.contains(&p) {
             out.paths.push(p);
         }
     }
@@ -270,7 +291,7 @@ pub fn extract(text: &str) -> Extracted {
     for m in DOTTED.find_iter(text) {
         let s = m.as_str();
         // Skip file names and version-like or sentence-like fragments.
-        if s.ends_with(".py") || s.split('.').any(|p| p.is_empty()) {
+        if PATH.find(s).is_some_and(|p| p.end() == s.len()) || s.split('.').any(|p| p.is_empty()) {
             continue;
         }
         let parts: Vec<&str> = s.split('.').collect();
@@ -291,7 +312,7 @@ pub fn extract(text: &str) -> Extracted {
     }
     // Path stems are identifiers too (`discounts.py` → `discounts`).
     for p in &out.paths {
-        if let Some(stem) = p.rsplit('/').next().and_then(|f| f.strip_suffix(".py")) {
+        if let Some(stem) = path_stem(p) {
             add(stem, 0.5, 0);
         }
     }

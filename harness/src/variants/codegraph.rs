@@ -437,16 +437,10 @@ fn frame_entity(
     frame: &terms::Frame,
 ) -> Option<String> {
     let at_line = index.ids_at(root, file, frame.line);
-    let by_name: Vec<(String, usize, usize)> = index
-        .module(root, file)
-        .map(|m| {
-            m.entities
-                .iter()
-                .filter(|e| e.name == frame.func)
-                .map(|e| (e.qualname.clone(), e.start_line, e.end_line))
-                .collect()
-        })
-        .unwrap_or_default();
+    let by_name: Vec<(String, usize, usize)> = (index.entities(root, file).into_iter())
+        .filter(|e| e.name == frame.func)
+        .map(|e| (e.qualname, e.start_line, e.end_line))
+        .collect();
     let named = by_name
         .iter()
         .find(|(_, s, e)| (*s..=*e).contains(&frame.line))

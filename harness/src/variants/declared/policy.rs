@@ -177,12 +177,9 @@ fn symbol_ids(
         return exact;
     }
     let short = sym.rsplit(['.', ':']).next().unwrap_or(sym);
-    let line = index.module(root, rel).and_then(|m| {
-        m.entities
-            .iter()
-            .find(|e| e.name == short)
-            .map(|e| e.start_line)
-    });
+    let line = (index.entities(root, rel).into_iter())
+        .find(|e| e.name == short)
+        .map(|e| e.start_line);
     line.map(|l| index.ids_at(root, rel, l)).unwrap_or_default()
 }
 
