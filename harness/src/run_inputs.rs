@@ -147,12 +147,14 @@ fn read_dataset(spec: &str) -> anyhow::Result<(Dataset, bool)> {
     Ok((ds, unbuilt_mini))
 }
 
-/// Builds the `mini` repository under `repos`' cache, points `repos` at it whatever the
-/// template says, and returns the tasks with their commit.
+/// Builds the `mini` repositories under `repos`' cache, points `repos` at them whatever
+/// the template says, and returns the tasks with their commits.
 fn build_mini(repos: &mut RepoCache) -> anyhow::Result<Dataset> {
-    let (path, commit) = mini::materialize(&repos.root().join("mini"))?;
-    repos.add_override(mini::MINI_REPO, path.to_string_lossy().into_owned());
-    Ok(mini::dataset(&commit)?)
+    let built = mini::materialize(&repos.root().join("mini"))?;
+    for b in &built {
+        repos.add_override(b.repo, b.path.to_string_lossy().into_owned());
+    }
+    Ok(mini::dataset_of(&built)?)
 }
 
 /// Loads a dataset by name or path and prepares the repository cache for it (the

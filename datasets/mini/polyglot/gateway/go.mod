@@ -1,0 +1,3 @@
+module github.com/navbench/relay/gateway
+
+go 1.21
