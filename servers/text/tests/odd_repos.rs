@@ -84,3 +84,85 @@ async fn odd_files_are_listed_read_and_grepped() {
     .await;
     client.cancel().await.expect("close");
 }
+
+/// The languages other than Python, with what their files do to a text tool: a
+/// minified JS bundle on one 300 kB line, a Latin-1 Java file, a UTF-16 TypeScript
+/// file with a BOM, CRLF Go and a Rust file with a 5,000-character string literal.
+#[tokio::test]
+async fn every_language_is_listed_read_and_grepped() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    let write = |rel: &str, bytes: &[u8]| {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, bytes).expect("write");
+    };
+    let minified = format!(
+        "!function(){{{}function findRoute(a){{return a}}}}();\n",
+        "var x=1;".repeat(40_000)
+    );
+    write("web/dist/app.min.js", minified.as_bytes());
+    let mut latin1 = b"package a;\n// Copyright J\xfcrgen M\xfcller\nclass Caf\xe9 {\n  int priceOf() { return 1; }\n}\n".to_vec();
+    latin1.extend_from_slice(b"\n");
+    write("src/main/java/a/Cafe.java", &latin1);
+    let mut utf16 = vec![0xFF, 0xFE];
+    for u in "export function parseCoupon(s: string) { return s; }\n".encode_utf16() {
+        utf16.extend_from_slice(&u.to_le_bytes());
+    }
+    write("web/src/coupon.ts", &utf16);
+    write(
+        "gateway/queue.go",
+        b"package queue\r\n\r\nfunc (q *Queue) Pop() int {\r\n\treturn 0\r\n}\r\n",
+    );
+    let long = format!(
+        "pub fn banner() -> &'static str {{\n    \"{}\"\n}}\n",
+        "=".repeat(5_000)
+    );
+    write("cli/src/banner.rs", long.as_bytes());
+
+    let client = start(root).await;
+    let listed = ok_text(&call(&client, "list_files", json!({})).await);
+    for f in [
+        "web/dist/app.min.js",
+        "src/main/java/a/Cafe.java",
+        "web/src/coupon.ts",
+        "gateway/queue.go",
+        "cli/src/banner.rs",
+    ] {
+        assert!(listed.contains(f), "{f} not listed: {listed}");
+    }
+    // A match on a minified line comes back cut, not as 300 kB.
+    let g = ok_text(&call(&client, "grep", json!({"pattern": "findRoute"})).await);
+    assert!(g.contains("app.min.js"), "{g:.600}");
+    assert!(g.len() < 5_000, "grep returned {} bytes", g.len());
+    // Latin-1 bytes do not hide the line or stop the search.
+    let g = ok_text(&call(&client, "grep", json!({"pattern": "priceOf"})).await);
+    assert!(g.contains("Cafe.java"), "{g}");
+    // A Go method found on a CRLF file, read back by line.
+    let g = ok_text(
+        &call(
+            &client,
+            "grep",
+            json!({"pattern": r"func \(q \*Queue\) Pop"}),
+        )
+        .await,
+    );
+    assert!(g.contains("gateway/queue.go"), "{g}");
+    let r = ok_text(&call(&client, "read_file", json!({"path": "gateway/queue.go"})).await);
+    assert!(r.contains("Pop()"), "{r}");
+    let r = ok_text(&call(&client, "read_file", json!({"path": "cli/src/banner.rs"})).await);
+    assert!(r.contains("banner") && r.len() < 5_000, "{} bytes", r.len());
+    let r = ok_text(
+        &call(
+            &client,
+            "read_file",
+            json!({"path": "src/main/java/a/Cafe.java"}),
+        )
+        .await,
+    );
+    assert!(r.contains("priceOf"), "{r}");
+    // UTF-16 is read as bytes: the call answers (it does not fail or hang).
+    call(&client, "read_file", json!({"path": "web/src/coupon.ts"})).await;
+    call(&client, "grep", json!({"pattern": "parseCoupon"})).await;
+    client.cancel().await.expect("close");
+}
