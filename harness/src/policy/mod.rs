@@ -17,6 +17,7 @@ pub mod entities;
 pub mod evidence;
 pub mod frames;
 pub mod knobs;
+pub mod languages;
 pub mod ranking;
 pub mod terms;
 

@@ -290,7 +290,7 @@ fn entities_of(
 ) -> Vec<(String, Option<String>)> {
     let mut out: Vec<(String, Option<String>)> = Vec::new();
     for c in chunks {
-        if !c.file.ends_with(".py") {
+        if crate::policy::languages::family_of(&c.file).is_none() {
             continue;
         }
         for line in c.start..=c.end.min(c.start + MAX_CHUNK_LINES) {

@@ -12,12 +12,16 @@
 //! # How the script follows it
 //! Deterministically, one call per grep and per file read:
 //!
-//! 1. `list_files` with `*.py` gives the universe of source files (N).
+//! 1. `list_files` with a glob of every source extension navbench reads gives the
+//!    repository's languages ([`Languages`]: those with a real share of its files)
+//!    and the universe of their source files (N).
 //! 2. Terms are extracted from the issue ([`crate::policy::terms`]); the top
-//!    [`MAX_TERMS`] are grepped one call each, as whole words (`\bterm\b`), in `*.py`.
+//!    [`MAX_TERMS`] are grepped one call each, as whole words (`\bterm\b`), in those
+//!    languages' files (`*.py` for a Python project).
 //! 3. Files are ranked by IDF-weighted hits: for term t with document frequency df,
 //!    `idf = ln(1 + N / df)`; a file gains `weight(t) · idf · (1 + ln hits)`, plus
-//!    `2 · idf` more when a hit is t's definition (`def t` / `class t`). Files named
+//!    `2 · idf` more when a hit is t's definition (`def t`, `class t`, `func t`,
+//!    a method header: [`is_definition`]). Files named
 //!    in the issue (paths, traceback frames) gain the largest single-term score.
 //!    Test files (`test_*.py`, `*_test.py`, `conftest.py`, under `tests/`) are scaled
 //!    by [`TEST_FILE_FACTOR`]: the fix is rarely in a test.
@@ -39,6 +43,7 @@ use super::{PolicyFuture, Variant};
 use crate::dataset::Locations;
 use crate::policy::entities::EntityIndex;
 use crate::policy::knobs::Knob;
+use crate::policy::languages::{Languages, is_definition};
 use crate::policy::ranking::Scores;
 use crate::policy::terms::{self, Extracted};
 use crate::policy::{Driver, Task, is_test_file};
@@ -125,16 +130,6 @@ fn parse_files(v: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn is_definition(line: &str, term: &str) -> bool {
-    let t = line.trim_start();
-    for kw in ["def ", "async def ", "class "] {
-        if let Some(rest) = t.strip_prefix(kw) {
-            return rest.starts_with(term) && rest[term.len()..].starts_with(['(', ':']);
-        }
-    }
-    false
-}
-
 /// Matches a path mentioned in the issue (possibly absolute or site-packages-rooted)
 /// to a repository file: the longest repository path that is a suffix of it.
 pub fn match_mentioned<'f>(mentioned: &str, files: &'f [String]) -> Option<&'f String> {
@@ -155,10 +150,10 @@ struct TermHits {
 /// Runs the policy (see the module doc).
 pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Result<Locations> {
     let ex: Extracted = terms::extract(&task.instance.problem_statement);
-    let files = list_python_files(driver).await?;
+    let (langs, files) = list_source_files(driver).await?;
     let n_files = files.len().max(1) as f64;
     let max_terms = task.knobs.count(&MAX_TERMS);
-    let (mut file_scores, term_hits) = grep_terms(driver, &ex, n_files, max_terms).await;
+    let (mut file_scores, term_hits) = grep_terms(driver, &ex, (&langs, n_files), max_terms).await;
     let top_term = term_hits.iter().map(|t| t.idf).fold(1.0_f64, f64::max);
     let test_factor = task.knobs.get(&TEST_FILE_FACTOR);
     adjust_file_scores(&mut file_scores, &ex, &files, (top_term, test_factor));
@@ -188,10 +183,16 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
     })
 }
 
-/// Step 1: every Python file of the tree.
-async fn list_python_files(driver: &mut Driver<'_>) -> anyhow::Result<Vec<String>> {
+/// Every source extension navbench reads, for the first listing.
+const SOURCE_GLOB: &str = "*.{py,ts,tsx,mts,cts,js,jsx,mjs,cjs,java,go,rs}";
+
+/// Step 1: the repository's languages and every source file in them.
+async fn list_source_files(driver: &mut Driver<'_>) -> anyhow::Result<(Languages, Vec<String>)> {
     let listed = driver
-        .call("list_files", json!({"glob": "*.py", "max_results": 10_000}))
+        .call(
+            "list_files",
+            json!({"glob": SOURCE_GLOB, "max_results": 10_000}),
+        )
         .await;
     if listed.is_error {
         anyhow::bail!(
@@ -199,11 +200,12 @@ async fn list_python_files(driver: &mut Driver<'_>) -> anyhow::Result<Vec<String
             listed.error.unwrap_or_else(|| listed.text.clone())
         );
     }
-    Ok(listed
-        .structured
-        .as_ref()
+    let all = (listed.structured.as_ref())
         .map(parse_files)
-        .unwrap_or_default())
+        .unwrap_or_default();
+    let langs = Languages::of(&all);
+    let files = all.into_iter().filter(|f| langs.contains(f)).collect();
+    Ok((langs, files))
 }
 
 /// Steps 2–3: greps the top terms and scores files by IDF-weighted hits; keeps each
@@ -211,9 +213,10 @@ async fn list_python_files(driver: &mut Driver<'_>) -> anyhow::Result<Vec<String
 async fn grep_terms(
     driver: &mut Driver<'_>,
     ex: &Extracted,
-    n_files: f64,
+    (langs, n_files): (&Languages, f64),
     max_terms: usize,
 ) -> (Scores, Vec<TermHits>) {
+    let glob = langs.glob();
     let mut file_scores = Scores::default();
     let mut term_hits: Vec<TermHits> = Vec::new();
     for term in ex.terms.iter().take(max_terms) {
@@ -222,7 +225,7 @@ async fn grep_terms(
                 "grep",
                 json!({
                     "pattern": format!(r"\b{}\b", regex::escape(&term.text)),
-                    "glob": "*.py",
+                    "glob": glob,
                     "max_results": GREP_MAX,
                 }),
             )
@@ -235,7 +238,7 @@ async fn grep_terms(
         for h in &hits {
             let e = per_file.entry(h.path.as_str()).or_default();
             e.0 += 1;
-            e.1 |= is_definition(&h.text, &term.text);
+            e.1 |= is_definition(&h.path, &h.text, &term.text);
         }
         let truncated = out
             .structured
@@ -332,7 +335,7 @@ fn rank_entities(
             for h in th.hits.iter().filter(|h| &h.path == f) {
                 let ids = index.ids_at(task.workdir, f, h.line);
                 let mut s = th.idf;
-                if is_definition(&h.text, &th.term) {
+                if is_definition(f, &h.text, &th.term) {
                     s *= 3.0;
                 }
                 if let Some(func) = &ids.function {
@@ -364,15 +367,6 @@ fn rank_entities(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn definitions_are_recognized() {
-        assert!(is_definition("    def apply(self):", "apply"));
-        assert!(is_definition("class Cart(Base):", "Cart"));
-        assert!(is_definition("async def fetch():", "fetch"));
-        assert!(!is_definition("    def apply_all(self):", "apply"));
-        assert!(!is_definition("x = apply(1)", "apply"));
-    }
 
     #[test]
     fn mentioned_paths_match_by_suffix() {
