@@ -95,16 +95,19 @@ fn start(c: &regex::Captures<'_>) -> usize {
 mod tests {
     use super::*;
 
-    fn got(text: &str) -> Vec<(String, usize, String)> {
+    /// Asserts the frames of `text`, in order of appearance, as (path, line, func).
+    fn assert_frames(text: &str, want: &[(&str, usize, &str)]) {
         let mut f = frames(text);
         f.sort_by_key(|(p, _)| *p);
-        f.into_iter()
+        let got: Vec<(String, usize, String)> = f
+            .into_iter()
             .map(|(_, f)| (f.path, f.line, f.func))
-            .collect()
-    }
-
-    fn frame(path: &str, line: usize, func: &str) -> (String, usize, String) {
-        (path.to_string(), line, func.to_string())
+            .collect();
+        let want: Vec<(String, usize, String)> = want
+            .iter()
+            .map(|(p, l, f)| (p.to_string(), *l, f.to_string()))
+            .collect();
+        assert_eq!(got, want);
     }
 
     #[test]
@@ -113,17 +116,17 @@ mod tests {
             \tat com.google.gson.internal.bind.TypeAdapters$7.read(TypeAdapters.java:229)\n\
             \tat com.google.gson.Gson.<init>(Gson.java:12)\n\
             \tat Main.main(Main.java:5)\n";
-        assert_eq!(
-            got(text),
-            vec![
-                frame(
+        assert_frames(
+            text,
+            &[
+                (
                     "com/google/gson/internal/bind/TypeAdapters.java",
                     229,
-                    "read"
+                    "read",
                 ),
-                frame("com/google/gson/Gson.java", 12, "<init>"),
-                frame("Main.java", 5, "main"),
-            ]
+                ("com/google/gson/Gson.java", 12, "<init>"),
+                ("Main.java", 5, "main"),
+            ],
         );
     }
 
@@ -137,17 +140,17 @@ mod tests {
             \t/src/app/main.go:12 +0x65\n\
             github.com/x/y.(*Tree[...]).Get.func1()\n\
             \t/src/y/tree.go:40 +0x2\n";
-        assert_eq!(
-            got(text),
-            vec![
-                frame(
+        assert_frames(
+            text,
+            &[
+                (
                     "/home/u/go/pkg/mod/github.com/gin-gonic/gin/context.go",
                     174,
-                    "Next"
+                    "Next",
                 ),
-                frame("/src/app/main.go", 12, "handler"),
-                frame("/src/y/tree.go", 40, "Get"),
-            ]
+                ("/src/app/main.go", 12, "handler"),
+                ("/src/y/tree.go", 40, "Get"),
+            ],
         );
     }
 
@@ -159,18 +162,18 @@ mod tests {
             at new ZodError (src/ZodError.ts:30:5)\n    \
             at /app/lib/app.mjs:9:3\n    \
             at Array.forEach (<anonymous>)\n";
-        assert_eq!(
-            got(text),
-            vec![
-                frame(
+        assert_frames(
+            text,
+            &[
+                (
                     "/app/node_modules/express/lib/router/index.js",
                     284,
-                    "handle"
+                    "handle",
                 ),
-                frame("/app/src/types.ts", 812, "parseAsync"),
-                frame("src/ZodError.ts", 30, "ZodError"),
-                frame("/app/lib/app.mjs", 9, ""),
-            ]
+                ("/app/src/types.ts", 812, "parseAsync"),
+                ("src/ZodError.ts", 30, "ZodError"),
+                ("/app/lib/app.mjs", 9, ""),
+            ],
         );
     }
 
@@ -182,13 +185,13 @@ mod tests {
             3: grep_searcher::searcher::Searcher::search_path\n             \
             at ./crates/searcher/src/searcher/mod.rs:628:9\n\
             thread 'x' panicked at 'oops', src/lib.rs:3:5\n";
-        assert_eq!(
-            got(text),
-            vec![
-                frame("crates/core/flags/parse.rs", 97, ""),
-                frame("./crates/searcher/src/searcher/mod.rs", 628, "search_path"),
-                frame("src/lib.rs", 3, ""),
-            ]
+        assert_frames(
+            text,
+            &[
+                ("crates/core/flags/parse.rs", 97, ""),
+                ("./crates/searcher/src/searcher/mod.rs", 628, "search_path"),
+                ("src/lib.rs", 3, ""),
+            ],
         );
     }
 

@@ -223,72 +223,96 @@ mod tests {
 
     #[test]
     fn definition_lines_per_language() {
-        let yes = [
-            ("a.py", "    def apply(self):", "apply"),
-            ("a.py", "class Cart(Base):", "Cart"),
+        // (file, line, term, declares it)
+        let cases = [
+            ("a.py", "    def apply(self):", "apply", true),
+            ("a.py", "class Cart(Base):", "Cart", true),
+            ("a.py", "    def apply_all(self):", "apply", false),
+            ("a.py", "x = apply(1)", "apply", false),
             (
                 "a.ts",
                 "export function parseCoupon(text: string) {",
                 "parseCoupon",
+                true,
             ),
-            ("a.ts", "export class CouponBook {", "CouponBook"),
-            ("a.ts", "  subtotalCents(): number {", "subtotalCents"),
+            ("a.ts", "export class CouponBook {", "CouponBook", true),
+            ("a.ts", "  subtotalCents(): number {", "subtotalCents", true),
             (
                 "a.ts",
                 "  private async load(id: string): Promise<void> {",
                 "load",
+                true,
             ),
-            ("a.ts", "export type Coupon = {", "Coupon"),
+            ("a.ts", "export type Coupon = {", "Coupon", true),
+            (
+                "a.ts",
+                "    const c = parseCoupon(printed, expires);",
+                "parseCoupon",
+                false,
+            ),
+            (
+                "a.ts",
+                "    if (subtotalCents(x)) {",
+                "subtotalCents",
+                false,
+            ),
             (
                 "A.java",
                 "    public long nextDelay(int attempt) {",
                 "nextDelay",
+                true,
             ),
-            ("A.java", "public final class RetryPolicy {", "RetryPolicy"),
+            (
+                "A.java",
+                "public final class RetryPolicy {",
+                "RetryPolicy",
+                true,
+            ),
+            (
+                "A.java",
+                "        long d = policy.nextDelay(attempt);",
+                "nextDelay",
+                false,
+            ),
+            (
+                "A.java",
+                "        return nextDelay(attempt) {",
+                "nextDelay",
+                false,
+            ),
             (
                 "a.go",
                 "func (q *Queue) Pop() (m Message, ok bool) {",
                 "Pop",
+                true,
             ),
-            ("a.go", "func New(capacity int) *Queue {", "New"),
-            ("a.go", "type Limiter struct {", "Limiter"),
+            ("a.go", "func New(capacity int) *Queue {", "New", true),
+            ("a.go", "type Limiter struct {", "Limiter", true),
+            ("a.go", "\tm, ok := s.queueFor(topic).Pop()", "Pop", false),
+            ("a.go", "\tq := New(1024)", "New", false),
             (
                 "a.rs",
-                "pub fn parse_duration(text: &str) -> Result<Duration, E> {",
+                "pub fn parse_duration(t: &str) -> Result<Duration, E> {",
                 "parse_duration",
+                true,
             ),
-            ("a.rs", "impl Config {", "Config"),
-            ("a.rs", "pub struct Config {", "Config"),
-        ];
-        for (p, line, term) in yes {
-            assert!(is_definition(p, line, term), "{p}: {line}");
-        }
-        let no = [
-            ("a.py", "    def apply_all(self):", "apply"),
-            ("a.py", "x = apply(1)", "apply"),
+            ("a.rs", "impl Config {", "Config", true),
+            ("a.rs", "pub struct Config {", "Config", true),
             (
-                "a.ts",
-                "    const coupon = parseCoupon(printed, expires);",
-                "parseCoupon",
+                "a.rs",
+                "    let d = parse_duration(&v)?;",
+                "parse_duration",
+                false,
             ),
-            ("a.ts", "    if (subtotalCents(x)) {", "subtotalCents"),
-            (
-                "A.java",
-                "        long delay = policy.nextDelay(attempt);",
-                "nextDelay",
-            ),
-            ("A.java", "        return nextDelay(attempt) {", "nextDelay"),
-            ("a.go", "\tm, ok := s.queueFor(topic).Pop()", "Pop"),
-            ("a.go", "\tq := New(1024)", "New"),
-            ("a.rs", "    let d = parse_duration(&v)?;", "parse_duration"),
             (
                 "a.rs",
                 "pub fn parse_durations(text: &str) {",
                 "parse_duration",
+                false,
             ),
         ];
-        for (p, line, term) in no {
-            assert!(!is_definition(p, line, term), "{p}: {line}");
+        for (p, line, term, want) in cases {
+            assert_eq!(is_definition(p, line, term), want, "{p}: {line}");
         }
     }
 }
