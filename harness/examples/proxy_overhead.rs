@@ -5,7 +5,7 @@
 //! 2. direct over Streamable HTTP: the same client to `navbench-text --http`, the
 //!    transport an external agent uses;
 //! 3. through the proxy: an rmcp Streamable HTTP client (standing in for the agent) →
-//!    the proxy (`navbench::proxy`, served as `run --agent-cmd` serves it) → stdio →
+//!    the proxy (`navbench::session::proxy`, served as `run --agent-cmd` serves it) → stdio →
 //!    `navbench-text`, every call recorded.
 //!
 //! The proxy's overhead is (3) against (1) (what `--agent-cmd` adds to a scripted
@@ -22,8 +22,8 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use navbench::mcp_client::{McpSession, ServerSpec, Transport, locate_server_binary};
-use navbench::proxy::{self, Proxy};
+use navbench::session::mcp_client::{McpSession, ServerSpec, Transport, locate_server_binary};
+use navbench::session::proxy::{self, Proxy};
 use rmcp::ServiceExt as _;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -90,7 +90,7 @@ async fn main() -> Res<()> {
     let mut direct_http = McpSession::start(&http, TIMEOUT).await?;
     let upstream = McpSession::start(&stdio, TIMEOUT).await?;
     let settings = proxy::Settings {
-        tokenizer: navbench::tokens::Tokenizer::default(),
+        tokenizer: navbench::score::tokens::Tokenizer::default(),
         setup_tools: &[],
         index_timeout: TIMEOUT,
     };

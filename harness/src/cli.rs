@@ -7,12 +7,12 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 
 use crate::checkout::DEFAULT_URL_TEMPLATE;
-use crate::compare::{self, Thresholds};
-use crate::mcp_config;
-use crate::pipeline::{self, RunConfig};
-use crate::shard::Shard;
-use crate::stats::{self, Bootstrap};
-use crate::tokens::Tokenizer;
+use crate::report::compare::{self, Thresholds};
+use crate::report::stats::{self, Bootstrap};
+use crate::run::pipeline::{self, RunConfig};
+use crate::run::shard::Shard;
+use crate::score::tokens::Tokenizer;
+use crate::session::mcp_config;
 use crate::variants::declared::commands;
 
 /// Measures code-navigation MCP servers on bug-localization tasks.
@@ -85,8 +85,8 @@ pub struct FromGitArgs {
     /// A local repository (bare or not), or a URL fetched into the cache's mirrors.
     #[arg(long, value_name = "PATH|URL")]
     pub repo: String,
-    /// `owner/name` the instances carry [default: from the URL or the `origin` remote,
-    /// else local/<directory>]; `run --repo-url` fills {owner} and {name} from it.
+    /// `owner/name` the instances carry (default: from the URL or the `origin` remote,
+    /// else `local/<directory>`); `run --repo-url` fills {owner} and {name} from it.
     #[arg(long, value_name = "OWNER/NAME")]
     pub name: Option<String>,
     /// Only commits after this revision (sha, tag, branch), or committed on or after
@@ -102,11 +102,11 @@ pub struct FromGitArgs {
     pub max: Option<usize>,
     /// Skip a commit whose patch edits more source files outside the tests than this
     /// (a refactor, not one bug); 0: no limit.
-    #[arg(long, value_name = "N", default_value_t = crate::dataset_from_git::DEFAULT_MAX_FILES)]
+    #[arg(long, value_name = "N", default_value_t = crate::data::from_git::DEFAULT_MAX_FILES)]
     pub max_files: usize,
     /// Skip a commit whose message (the problem statement) has fewer words than this
     /// ("typo", "lint", "bump version"); 0: no minimum.
-    #[arg(long, value_name = "N", default_value_t = crate::dataset_from_git::DEFAULT_MIN_WORDS)]
+    #[arg(long, value_name = "N", default_value_t = crate::data::from_git::DEFAULT_MIN_WORDS)]
     pub min_words: usize,
     /// Keep a commit whose changes repeat those of one kept before (a backport or
     /// cherry-pick of the same fix), skipped by default.
@@ -251,7 +251,7 @@ pub struct TuneArgs {
     /// Values to try for some knobs instead of off / half / double:
     /// `name=v1,v2;name=v3` (names as in tune.md).
     #[arg(long, default_value = "")]
-    pub grid: crate::tune::grid::GridOverrides,
+    pub grid: crate::run::tune::grid::GridOverrides,
     #[command(flatten)]
     pub server: ServerArgs,
 }
@@ -396,11 +396,11 @@ async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Proxy(a) => proxy_command(a).await,
         Command::Tune(a) => tune_command(a).await,
         Command::Dataset(DatasetCommand::FromGit(a)) => {
-            let opts = crate::dataset_from_git::FromGitOptions {
+            let opts = crate::data::from_git::FromGitOptions {
                 since: a.since,
                 until: a.until,
                 max: a.max,
-                quality: crate::dataset_from_git::Quality {
+                quality: crate::data::from_git::Quality {
                     max_files: (a.max_files > 0).then_some(a.max_files),
                     min_words: a.min_words,
                     skip_duplicates: !a.keep_duplicates,
@@ -409,7 +409,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             };
             let cache = a.cache.unwrap_or_else(default_cache);
             let report = tokio::task::spawn_blocking(move || {
-                crate::dataset_from_git::command(&a.repo, &cache, &opts, a.out.as_deref())
+                crate::data::from_git::command(&a.repo, &cache, &opts, a.out.as_deref())
             })
             .await??;
             eprint!("{report}");
@@ -445,9 +445,9 @@ async fn run_command(a: RunArgs) -> anyhow::Result<i32> {
         (None, None) => pipeline::Policy::Scripted,
         (_, Some(template)) => {
             let timeout = positive_secs("--agent-timeout", a.agent_timeout)?;
-            pipeline::Policy::Command(std::sync::Arc::new(crate::agent_cmd::AgentCommand::new(
-                template, timeout,
-            )?))
+            pipeline::Policy::Command(std::sync::Arc::new(
+                crate::policy::agent_cmd::AgentCommand::new(template, timeout)?,
+            ))
         }
         (Some(spec), None) => {
             use crate::policy::agent::{Agent, AgentConfig, LlmCache, config};
@@ -477,7 +477,7 @@ async fn run_command(a: RunArgs) -> anyhow::Result<i32> {
         policy,
     };
     let sums = pipeline::run(cfg).await?;
-    println!("{}", crate::output::format_table(&sums));
+    println!("{}", crate::record::output::format_table(&sums));
     println!("results: {}", out.display());
     Ok(0)
 }
@@ -502,7 +502,7 @@ impl ServerArgs {
 
 async fn proxy_command(a: ProxyArgs) -> anyhow::Result<i32> {
     let (call_timeout, index_timeout) = a.server.timeouts()?;
-    let opts = crate::proxy::command::ProxyOptions {
+    let opts = crate::session::proxy::command::ProxyOptions {
         call_timeout,
         index_timeout,
         variant: a.variant,
@@ -515,7 +515,7 @@ async fn proxy_command(a: ProxyArgs) -> anyhow::Result<i32> {
         cache: a.cache.unwrap_or_else(default_cache),
         tokenizer: a.server.tokenizer,
     };
-    crate::proxy::command::run(opts).await?;
+    crate::session::proxy::command::run(opts).await?;
     Ok(0)
 }
 
@@ -524,7 +524,7 @@ async fn tune_command(a: TuneArgs) -> anyhow::Result<i32> {
         let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S");
         PathBuf::from("results").join(format!("tune-{stamp}"))
     });
-    let mut cfg = crate::tune::TuneConfig::new(&a.source.dataset, out.clone());
+    let mut cfg = crate::run::tune::TuneConfig::new(&a.source.dataset, out.clone());
     if !a.variants.is_empty() {
         cfg.variants = a.variants;
     }
@@ -536,7 +536,7 @@ async fn tune_command(a: TuneArgs) -> anyhow::Result<i32> {
     (cfg.call_timeout, cfg.index_timeout) = a.server.timeouts()?;
     cfg.tokenizer = a.server.tokenizer;
     cfg.server_dir = a.server.server_dir;
-    let tables = crate::tune::tune(cfg).await?;
+    let tables = crate::run::tune::tune(cfg).await?;
     print!("{}", tables.markdown);
     println!("results: {}", out.display());
     Ok(0)
@@ -545,10 +545,11 @@ async fn tune_command(a: TuneArgs) -> anyhow::Result<i32> {
 async fn gold_command(a: GoldArgs) -> anyhow::Result<i32> {
     let cache = a.source.cache.unwrap_or_else(default_cache);
     let (ds, repos) =
-        crate::run_inputs::load_dataset(&a.source.dataset, &cache, &a.source.repo_url)?;
+        crate::run::inputs::load_dataset(&a.source.dataset, &cache, &a.source.repo_url)?;
     let (lines, agr) =
-        tokio::task::spawn_blocking(move || crate::agreement::derive_all(&ds, &repos)).await?;
-    crate::agreement::print(&lines, &agr, &mut std::io::stdout(), &mut std::io::stderr())?;
+        tokio::task::spawn_blocking(move || crate::score::agreement::derive_all(&ds, &repos))
+            .await?;
+    crate::score::agreement::print(&lines, &agr, &mut std::io::stdout(), &mut std::io::stderr())?;
     Ok(0)
 }
 
@@ -623,7 +624,7 @@ async fn compare_command(a: CompareArgs) -> anyhow::Result<i32> {
 }
 
 fn merge_command(a: MergeArgs) -> i32 {
-    match crate::merge::merge(&a.runs, &a.out, a.allow_partial) {
+    match crate::report::merge::merge(&a.runs, &a.out, a.allow_partial) {
         Ok(m) => {
             println!(
                 "merged {} run(s): {} instance row(s), {} call row(s) → {}",
@@ -632,7 +633,7 @@ fn merge_command(a: MergeArgs) -> i32 {
                 m.call_rows,
                 a.out.display()
             );
-            println!("{}", crate::output::format_table(&m.summaries));
+            println!("{}", crate::record::output::format_table(&m.summaries));
             0
         }
         Err(refusal) => {

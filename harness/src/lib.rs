@@ -1,47 +1,41 @@
 //! navbench's harness: measures code-navigation MCP servers on bug-localization tasks.
 //!
-//! # Principal types
-//! - [`dataset::Instance`]: one task (repository, base commit, issue text, patch), read
-//!   by [`dataset::Dataset`] from JSONL, parquet or the embedded [`mini`] set.
-//! - [`checkout::RepoCache`]: one bare git mirror per repository, and work trees of
-//!   base commits.
-//! - [`dataset::Locations`]: ranked files, modules and functions — both the gold
-//!   (derived by [`gold`] from the patch) and a policy's answer.
-//! - [`variants::Variant`]: one kind of server measured (text, codegraph, retrieval,
-//!   retrieval-static, bm25, or one declared in a TOML file: [`variants::declared`]):
-//!   its binary, arguments, preparation, setup calls and scripted policy.
-//! - [`mcp_client::McpSession`]: a live server child process spoken to over MCP;
-//!   [`policy::Driver`] calls its tools for a policy and keeps a
-//!   [`policy::CallRecord`] of each call's cost.
-//! - [`policy::agent::Agent`]: an LLM behind an OpenAI-compatible endpoint that plays
-//!   the agent instead of a variant's scripted policy (`run --agent`), with the same
-//!   tools, records and scores ([`run_config::Policy`] chooses).
-//! - [`output::InstanceRow`]: one (instance, variant) result as `instances.csv` holds
-//!   it; [`run_dir::Run`] is a finished run directory read back.
+//! # Stages, one folder each
+//! 1. [`data`]: the tasks — [`data::dataset::Instance`] (repository, base commit,
+//!    issue text, patch) read by [`data::dataset::Dataset`] from JSONL, parquet or the
+//!    embedded [`data::mini`] set, or mined by [`data::from_git`];
+//!    [`data::dataset::Locations`] are ranked files, modules and functions, both gold
+//!    and answers.
+//! 2. [`checkout`]: [`checkout::RepoCache`], one bare git mirror per repository and
+//!    verified work trees of base commits.
+//! 3. [`session`]: [`session::mcp_client::McpSession`], a variant's server as a live
+//!    child process spoken to over MCP; [`session::proxy`] puts one behind an external
+//!    agent.
+//! 4. [`policy`]: who plays the agent. [`variants`] are the kinds of server measured
+//!    (text, codegraph, retrieval, retrieval-static, bm25, or one declared in a TOML
+//!    file: [`variants::declared`]), each with its binary, arguments, setup calls and
+//!    **scripted** policy; [`policy`] holds what those share ([`policy::Driver`] calls
+//!    tools and keeps a [`policy::CallRecord`] of each call's cost). The **agent**
+//!    policies are [`policy::agent::Agent`] (an LLM behind an OpenAI-compatible
+//!    endpoint, `run --agent`) and [`policy::agent_cmd`] (an external agent started
+//!    per instance × variant, `run --agent-cmd`).
+//! 5. [`score`]: gold from the patch ([`score::gold`]), LocAgent's metrics
+//!    ([`score::metrics`]), token cost ([`score::tokens`]).
+//! 6. [`record`]: [`record::output::InstanceRow`] and the other CSVs, appended as the
+//!    run goes; [`record::run_dir::Run`] is a finished run directory read back.
+//! 7. [`report`]: `report.md`, `report.csv` and plots from finished runs, with
+//!    [`report::stats`]; [`report::compare`] checks a run against a baseline (CI's
+//!    regression gate); [`report::merge`] combines the shards of one run.
 //!
-//! # Data flow of `navbench run` ([`pipeline`])
-//! dataset → checkout ([`checkout`]) → gold ([`gold`], with [`patch`] parsing and
-//! applying unified diffs by LocAgent's rules) → for each variant: its server
-//! ([`mcp_client`]) + its policy ([`variants`]' scripted ones, helpers in [`policy`]; or
-//! an LLM, [`policy::agent`]) → metrics
-//! ([`metrics`]: Acc@k, recall, NDCG, MAP; [`tokens`] counts response and schema
-//! tokens) → output ([`output`]: `calls.csv`, `instances.csv`, `summary.csv`, appended
-//! as the run goes). [`shard`] picks a stable slice for `run --shard I/N`; [`cli`] is
+//! [`run`] drives stages 1–6 for every instance × variant ([`run::pipeline`], with
+//! [`run::config::RunConfig`] and [`run::inputs`] checked before any work) and
+//! [`run::tune`] runs the scripted policies over a grid of their constants; [`cli`] is
 //! the command line.
 //!
-//! Afterwards, finished run directories are read by [`run_dir`] (streamed, only the columns used):
-//! [`report`] aggregates runs into `report.md`, `report.csv` and plots with the
-//! statistics of [`stats`]; [`compare`] checks a run against a baseline (CI's
-//! regression gate); [`merge`] combines the shards of one run; [`agreement`] compares
-//! derived gold with a dataset's own. [`mcp_config`] prints the client configuration
-//! that launches the same servers for a real agent. [`dataset_from_git`] turns a
-//! repository's history into a dataset (`navbench dataset from-git`).
-//!
-//! External agents (Claude Code, Codex CLI, Gemini CLI, any MCP client) are measured
-//! through [`proxy`], an MCP server that forwards every call to a variant's server and
-//! records it as the harness records its own calls: `navbench proxy` for an agent run
-//! by hand, and [`agent_cmd`] (`navbench run --agent-cmd`) for one the run starts on
-//! every instance × variant.
+//! # Data flow of `navbench run` ([`run::pipeline`])
+//! dataset → checkout → gold → for each variant: its server (session) + its policy
+//! (scripted or agent) → metrics and token cost → rows in `calls.csv`,
+//! `instances.csv`, `summary.csv`.
 //!
 //! The harness never links a server crate: servers are separate processes reached only
 //! over MCP.
@@ -49,13 +43,14 @@
 //! # Example
 //! Score a ranked answer against the gold, as the pipeline does for each level:
 //! ```
-//! use navbench::metrics::{Level, score_level};
+//! use navbench::score::metrics::{Level, score_level};
 //! let gold = vec!["pkg/a.py".to_string()];
 //! let pred = vec!["pkg/b.py".to_string(), "pkg/a.py".to_string()];
 //! let s = score_level(Level::File, &gold, &pred).unwrap();
 //! assert_eq!(s.acc, vec![0.0, 1.0, 1.0]); // Acc@1, Acc@3, Acc@5
 //! ```
-//! and launch a variant's server on a tree (see [`mcp_client`] for a whole session):
+//! and launch a variant's server on a tree (see [`session::mcp_client`] for a whole
+//! session):
 //! ```
 //! use std::path::Path;
 //! use navbench::variants::{self, Prepared};
@@ -69,32 +64,13 @@
 //! assert_eq!(spec.args, ["--root", "/tmp/tree"]);
 //! ```
 
-pub mod agent_cmd;
-pub mod agreement;
 pub mod checkout;
 pub mod cli;
-pub mod compare;
-pub mod dataset;
-pub mod dataset_from_git;
-pub mod gold;
-pub mod mcp_client;
-pub mod mcp_config;
-pub mod merge;
-pub mod metrics;
-pub mod mini;
-pub mod output;
-pub mod patch;
-pub mod phases;
-pub mod pipeline;
+pub mod data;
 pub mod policy;
-pub mod proxy;
+pub mod record;
 pub mod report;
-pub mod run_config;
-pub mod run_dir;
-pub mod run_inputs;
-pub mod run_progress;
-pub mod shard;
-pub mod stats;
-pub mod tokens;
-pub mod tune;
+pub mod run;
+pub mod score;
+pub mod session;
 pub mod variants;

@@ -12,8 +12,8 @@ use std::process::Output;
 mod common;
 
 use common::{APP, PATCH, navbench};
-use navbench::dataset::Locations;
-use navbench::output::{InstanceRow, RunOutput, read_info, read_instance_rows};
+use navbench::data::dataset::Locations;
+use navbench::record::output::{InstanceRow, RunOutput, read_info, read_instance_rows};
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -166,7 +166,7 @@ fn drop_top_answer(r: &mut InstanceRow) {
         modules: r.pred_modules.clone(),
         functions: r.pred_functions.clone(),
     };
-    r.metrics = navbench::pipeline::score_all(&gold, &pred).unwrap();
+    r.metrics = navbench::run::pipeline::score_all(&gold, &pred).unwrap();
 }
 
 fn compare(base: &Path, new: &Path, extra: &[&str]) -> Output {

@@ -9,8 +9,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use navbench::mcp_client::guard::MAX_MESSAGE_BYTES;
-use navbench::mcp_client::{CallOutcome, McpError, McpSession, ServerSpec};
+use navbench::session::mcp_client::guard::MAX_MESSAGE_BYTES;
+use navbench::session::mcp_client::{CallOutcome, McpError, McpSession, ServerSpec};
 use serde_json::json;
 
 const TIMEOUT: Duration = Duration::from_secs(5);

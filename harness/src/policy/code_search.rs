@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::entities::EntityIndex;
 use super::is_test_file;
-use crate::dataset::push_unique;
+use crate::data::dataset::push_unique;
 use std::path::Path;
 
 /// Where a hit came from, read off its `Source:` line.

@@ -4,7 +4,7 @@
 //!
 //! Python files are read with `navbench-python` (LocAgent's own rules); files of the
 //! other languages with their `navbench-lang` front end, under the same rules stated on
-//! types and callables (as the gold does, `crate::gold::lang`): the first callable on
+//! types and callables (as the gold does, `crate::score::gold::lang`): the first callable on
 //! the chain of definitions holding the line is the function (a method is
 //! `Type.method`, Go and Rust methods by their receiver or `impl` type; a constructor
 //! is its type; nested functions and closures belong to the callable around them); a

@@ -3,7 +3,7 @@
 //!
 //! A policy plays the agent: it reads the issue text, calls the variant's MCP tools
 //! through a [`Driver`] (which records every call's cost as a [`CallRecord`]), and
-//! returns ranked [`Locations`](crate::dataset::Locations). Policies are deterministic
+//! returns ranked [`Locations`](crate::data::dataset::Locations). Policies are deterministic
 //! — the same instance and server give the same calls and the same ranking — so runs
 //! are comparable and CI can demand exact accuracy against a baseline. Their common
 //! steps are here: [`terms`] extracts identifiers, paths and traceback frames from an
@@ -12,6 +12,7 @@
 //! [`entities`] maps file lines to LocAgent's entity ids.
 
 pub mod agent;
+pub mod agent_cmd;
 pub mod code_search;
 pub mod entities;
 pub mod evidence;
@@ -27,9 +28,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::dataset::Instance;
-use crate::mcp_client::{CallOutcome, McpSession};
-use crate::tokens::Tokenizer;
+use crate::data::dataset::Instance;
+use crate::score::tokens::Tokenizer;
+use crate::session::mcp_client::{CallOutcome, McpSession};
 
 /// One tool call as `calls.csv` records it.
 #[derive(Debug, Clone, PartialEq)]

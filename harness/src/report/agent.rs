@@ -14,10 +14,10 @@ use std::collections::BTreeMap;
 
 use super::ReportData;
 use super::paired::{self, PairedStats};
-use crate::output::RunInfo;
 use crate::policy::agent::config::AgentInfo;
-use crate::run_dir::{AgentFigures, ResultRow};
-use crate::stats::{self, Bootstrap, CostStat};
+use crate::record::output::RunInfo;
+use crate::record::run_dir::{AgentFigures, ResultRow};
+use crate::report::stats::{self, Bootstrap, CostStat};
 
 /// The variant every other is measured against: the agent with list, read and grep.
 pub const REFERENCE: &str = "text";
@@ -241,7 +241,7 @@ pub fn ratio(base: f64, new: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::metric_columns;
+    use crate::record::output::metric_columns;
     use crate::report::markdown::markdown;
     use crate::report::tables;
 

@@ -9,8 +9,8 @@ use super::ReportData;
 use super::agent::{self, AGENT_COSTS, HELP_COSTS, HelpRow, ToolHelp};
 use super::paired::PairedStats;
 use super::tables::{COSTS, CostStat, Stats, VariantStats, acc_columns, pretty_metric};
-use crate::output::metric_columns;
-use crate::stats::Estimate;
+use crate::record::output::metric_columns;
+use crate::report::stats::Estimate;
 
 fn pct(e: &Option<Estimate>) -> String {
     match e {

@@ -1,9 +1,9 @@
 //! `navbench report RUN_DIR... [--out DIR]`: statistics over one or more runs.
 //!
-//! Runs are read by [`crate::run_dir`]: only identity, status, metric and cost columns
+//! Runs are read by [`crate::record::run_dir`]: only identity, status, metric and cost columns
 //! of `instances.csv`, and only variant, tool and latency of `calls.csv`, streamed into
 //! per-(variant, tool) latency lists for the quantiles (the calls are never held as
-//! rows). The statistics ([`crate::stats`]) are plain Rust: per variant,
+//! rows). The statistics ([`crate::report::stats`]) are plain Rust: per variant,
 //! every accuracy metric with a 95% bootstrap interval (fixed seed: a report made twice
 //! is identical) and the costs; per repository; and paired comparisons between
 //! variants on the instances both scored (paired bootstrap of the Acc@k difference and
@@ -20,9 +20,12 @@
 //! comparisons set them against each other.
 
 pub mod agent;
+pub mod compare;
 pub mod markdown;
+pub mod merge;
 pub mod paired;
 pub mod plots;
+pub mod stats;
 pub mod tables;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -31,8 +34,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::policy::agent::config::AgentInfo;
-use crate::run_dir::{self, ResultRow, Run};
-use crate::stats::Bootstrap;
+use crate::record::run_dir::{self, ResultRow, Run};
+use crate::report::stats::Bootstrap;
 use agent::AgentScope;
 
 /// Latency quantiles of one variant's calls (one tool, or every tool when `tool` is
@@ -166,12 +169,12 @@ fn call_latency(
 /// The figures of one group's latencies.
 fn latency_of(variant: String, tool: String, mut ms: Vec<f64>) -> CallLatency {
     ms.sort_by(|a, b| a.total_cmp(b));
-    let q = |p: f64| crate::stats::quantile(&ms, p).unwrap_or(f64::NAN);
+    let q = |p: f64| crate::report::stats::quantile(&ms, p).unwrap_or(f64::NAN);
     CallLatency {
         variant,
         tool,
         n: ms.len(),
-        mean: crate::stats::mean(&ms).unwrap_or(f64::NAN),
+        mean: crate::report::stats::mean(&ms).unwrap_or(f64::NAN),
         p05: q(0.05),
         p25: q(0.25),
         p50: q(0.5),
@@ -245,7 +248,7 @@ pub fn load(dirs: &[PathBuf], bootstrap: Bootstrap) -> anyhow::Result<ReportData
             agent: r.info.as_ref().and_then(|i| i.agent.clone()),
         })
         .collect();
-    let players: Vec<(&str, Option<&crate::output::RunInfo>)> = runs
+    let players: Vec<(&str, Option<&crate::record::output::RunInfo>)> = runs
         .iter()
         .map(|r| (r.label.as_str(), r.info.as_ref()))
         .collect();

@@ -7,9 +7,9 @@
 use std::collections::BTreeMap;
 
 use super::ReportData;
-use crate::output::metric_columns;
-use crate::run_dir::ResultRow;
-use crate::stats::{self, Bootstrap, Discordance, Estimate};
+use crate::record::output::metric_columns;
+use crate::record::run_dir::ResultRow;
+use crate::report::stats::{self, Bootstrap, Discordance, Estimate};
 
 /// One paired comparison: variant `b` against variant `a` on one Acc@k metric.
 #[derive(Debug, Clone)]

@@ -19,7 +19,7 @@ use plotters::prelude::*;
 use super::ReportData;
 use super::agent::AGENT_COSTS;
 use super::tables::{COSTS, CostStat, Stats, VariantStats, pretty_metric};
-use crate::output::metric_columns;
+use crate::record::output::metric_columns;
 
 /// DejaVu Sans (see `harness/assets/LICENSE-DejaVu.txt`).
 static FONT: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
@@ -655,7 +655,7 @@ pub fn draw_all(data: &ReportData, stats: &Stats, out: &Path) -> anyhow::Result<
 mod tests {
     use super::*;
     use crate::report::agent::AgentCosts;
-    use crate::stats::Estimate;
+    use crate::report::stats::Estimate;
 
     fn cost(x: f64) -> Option<CostStat> {
         Some(CostStat {

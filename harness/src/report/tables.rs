@@ -8,12 +8,12 @@ use anyhow::Context;
 use super::agent::{self, AGENT_COSTS, AgentCosts, HELP_COSTS, ToolHelp};
 use super::paired::{self, PairedStats};
 use super::{CallLatency, ReportData};
-use crate::output::{STATUS_ERROR, STATUS_NO_GOLD, metric_columns};
-use crate::run_dir::ResultRow;
-use crate::stats::{self, Estimate};
+use crate::record::output::{STATUS_ERROR, STATUS_NO_GOLD, metric_columns};
+use crate::record::run_dir::ResultRow;
+use crate::report::stats::{self, Estimate};
 
 pub use super::paired::acc_columns;
-pub use crate::stats::CostStat;
+pub use crate::report::stats::CostStat;
 
 /// Per-instance cost columns, with their report names.
 pub const COSTS: [(&str, &str); 5] = [
@@ -444,7 +444,7 @@ pub fn write_csv(path: &Path, data: &ReportData, stats: &Stats) -> anyhow::Resul
 mod tests {
     use super::*;
     use crate::report::markdown::markdown;
-    use crate::stats::Bootstrap;
+    use crate::report::stats::Bootstrap;
 
     fn row(id: &str, repo: &str, variant: &str, acc: f64) -> ResultRow {
         ResultRow {

@@ -34,7 +34,7 @@ use serde_json::json;
 
 use super::codegraph::Codegraph;
 use super::{PolicyFuture, SetupFuture, Variant};
-use crate::dataset::{Locations, push_unique};
+use crate::data::dataset::{Locations, push_unique};
 use crate::policy::{Driver, Task};
 
 /// The `bm25` variant (see the module doc).

@@ -47,7 +47,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::{PolicyFuture, SetupFuture, Variant};
-use crate::dataset::{Locations, push_unique};
+use crate::data::dataset::{Locations, push_unique};
 use crate::policy::code_search::{self, CodeHit, Origin};
 use crate::policy::entities::EntityIndex;
 use crate::policy::evidence::{self, roll_up, specificity};

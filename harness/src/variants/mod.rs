@@ -36,9 +36,9 @@ use std::pin::Pin;
 
 pub use ready::{ReadyVariant, prepare_all, resolve};
 
-use crate::dataset::Locations;
-use crate::mcp_client::{ServerSpec, locate_server_binary};
+use crate::data::dataset::Locations;
 use crate::policy::{Driver, Task};
+use crate::session::mcp_client::{ServerSpec, locate_server_binary};
 
 /// Every variant, in report order. Adding a variant is one line here.
 static ALL: &[&dyn Variant] = &[
@@ -156,7 +156,7 @@ pub trait Variant: Sync {
             args,
             env: Vec::new(),
             cwd: None,
-            transport: crate::mcp_client::Transport::Stdio,
+            transport: crate::session::mcp_client::Transport::Stdio,
         }
     }
 }

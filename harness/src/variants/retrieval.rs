@@ -39,7 +39,7 @@ use std::process::{Command, Stdio};
 use anyhow::Context as _;
 
 use super::{PolicyFuture, Preparation, Prepared, SetupFuture, Variant};
-use crate::dataset::{Locations, push_unique};
+use crate::data::dataset::{Locations, push_unique};
 use crate::policy::entities::EntityIndex;
 use crate::policy::knobs::Knob;
 use crate::policy::ranking::Scores;

@@ -40,7 +40,7 @@ use serde_json::{Value, json};
 use std::path::Path;
 
 use super::{PolicyFuture, Variant};
-use crate::dataset::Locations;
+use crate::data::dataset::Locations;
 use crate::policy::entities::EntityIndex;
 use crate::policy::knobs::Knob;
 use crate::policy::languages::{Languages, is_definition};

@@ -17,7 +17,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::dataset::{Locations, push_unique};
+use crate::data::dataset::{Locations, push_unique};
 use crate::policy::entities::EntityIndex;
 
 /// A location line: an optional list marker, a relative path with an extension, and an

@@ -2,7 +2,7 @@
 //! agent with the variant server's MCP tools, on the same checkout, gold, metrics and
 //! CSVs as the scripted policies (`navbench run --agent FILE.toml`).
 //!
-//! Data flow for one instance × variant ([`localize`]):
+//! Data flow for one instance × variant ([`Agent::localize`]):
 //! 1. the variant's setup ([`crate::variants::Variant::setup`]: codegraph's
 //!    `init_repository`, a declared `[[setup]]`) readies the server, timed as index
 //!    time: the agent starts on an indexed repository, as LocAgent's does;
@@ -23,7 +23,7 @@
 //! # async fn demo(driver: &mut navbench::policy::Driver<'_>, task: &navbench::policy::Task<'_>) -> anyhow::Result<()> {
 //! use navbench::policy::agent::{Agent, AgentConfig};
 //! let cfg = AgentConfig::load(std::path::Path::new("agents/local-llama.toml"))?;
-//! let agent = Agent::new(cfg, None, navbench::tokens::Tokenizer::default())?;
+//! let agent = Agent::new(cfg, None, navbench::score::tokens::Tokenizer::default())?;
 //! agent.check_endpoint().await?;
 //! let variant = navbench::variants::by_name("text").map_err(anyhow::Error::msg)?;
 //! let done = agent.localize(variant, driver, task, &[], None).await;
@@ -45,9 +45,9 @@ use serde_json::{Value, json};
 pub use cache::LlmCache;
 pub use config::AgentConfig;
 
-use crate::dataset::Locations;
+use crate::data::dataset::Locations;
 use crate::policy::{Driver, Task};
-use crate::tokens::Tokenizer;
+use crate::score::tokens::Tokenizer;
 use crate::variants::Variant;
 use chat::{ChatClient, ChatError, Usage};
 use transcript::Transcript;

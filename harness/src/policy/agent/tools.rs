@@ -11,7 +11,7 @@
 use rmcp::model::Tool;
 use serde_json::{Value, json};
 
-use crate::tokens::Tokenizer;
+use crate::score::tokens::Tokenizer;
 
 /// `tools` in the Chat Completions `tools` format.
 pub fn function_tools(tools: &[Tool]) -> Vec<Value> {

@@ -52,8 +52,8 @@ use anyhow::Context;
 pub use preflight::preflight;
 
 use super::{PolicyFuture, Preparation, Prepared, SetupFuture, Variant};
-use crate::mcp_client::{ServerSpec, Transport, locate_server_binary};
 use crate::policy::{Driver, Task};
+use crate::session::mcp_client::{ServerSpec, Transport, locate_server_binary};
 use extract::Extractor;
 use schema::FusionDecl;
 use template::Template;

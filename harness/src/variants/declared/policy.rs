@@ -13,7 +13,7 @@ use std::path::Path;
 
 use super::extract::Location;
 use super::{Declared, Step, template};
-use crate::dataset::Locations;
+use crate::data::dataset::Locations;
 use crate::policy::entities::EntityIndex;
 use crate::policy::ranking::Scores;
 use crate::policy::terms::{self, Extracted};

@@ -12,11 +12,11 @@ use super::policy::{base_values, normalize, plan, run_setup};
 use super::validate::refuse;
 use super::{Declared, template};
 use crate::checkout::RepoCache;
-use crate::dataset::Instance;
-use crate::mcp_client::McpSession;
+use crate::data::dataset::Instance;
 use crate::policy::terms;
 use crate::policy::{Driver, Task};
-use crate::run_config::RunConfig;
+use crate::run::config::RunConfig;
+use crate::session::mcp_client::McpSession;
 use crate::variants::ReadyVariant;
 
 /// Checks every declared variant of `variants` on `first` (see the module doc).

@@ -1,0 +1,274 @@
+//! `navbench tune`: how much the scripted policies' fitted constants are worth, and
+//! whether they hold on a repository they were not fitted on.
+//!
+//! For every instance of a dataset and every selected variant, the server is started
+//! and indexed once ([`crate::variants::Variant::setup`]); then the variant's policy
+//! plays the instance once per setting of its knobs ([`grid::settings`]: the
+//! defaults, then each constant alone switched off, halved and doubled), on the same
+//! session, its repeated calls answered from the first result ([`Driver::with_memo`]:
+//! the tools are deterministic, so only the ranking is redone). Each answer is scored
+//! at LocAgent's headline cut-offs ([`loo::accs`]). From those scores, [`loo`] makes
+//! the leave-one-repository-out table: tune on all repositories but one, score the
+//! one left out, for each in turn.
+//!
+//! Data flow: dataset → [`crate::run::pipeline::prepare`] (mirror, gold, tree) → server
+//! session → settings × policy → [`loo::Scored`] rows → `scores.csv`, `settings.csv`,
+//! `loo.csv` and `tune.md` ([`table`]) in the output directory.
+//!
+//! ```no_run
+//! # async fn demo() -> anyhow::Result<()> {
+//! use navbench::run::tune::{TuneConfig, tune};
+//! let cfg = TuneConfig {
+//!     variants: vec!["codegraph".into()],
+//!     ..TuneConfig::new("dev", "results/tune-dev".into())
+//! };
+//! let tables = tune(cfg).await?;
+//! println!("{}", tables.markdown);
+//! # Ok(()) }
+//! ```
+
+pub mod grid;
+pub mod loo;
+pub mod table;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::checkout::RepoCache;
+use crate::data::dataset::{Instance, Locations};
+use crate::policy::{Driver, Task};
+use crate::record::output::RunLock;
+use crate::run::pipeline::{self, FinishedTrees, PreparedInstance};
+use crate::score::tokens::Tokenizer;
+use crate::session::mcp_client::McpSession;
+use crate::variants::{self, ReadyVariant};
+use grid::{GridOverrides, Setting};
+use loo::Scored;
+
+/// What `navbench tune` was asked to do.
+#[derive(Debug, Clone)]
+pub struct TuneConfig {
+    pub dataset: String,
+    pub variants: Vec<String>,
+    pub repo_url: String,
+    pub cache: PathBuf,
+    pub out: PathBuf,
+    pub instances: Vec<String>,
+    pub limit: Option<usize>,
+    pub grid: GridOverrides,
+    pub tokenizer: Tokenizer,
+    pub call_timeout: Duration,
+    pub index_timeout: Duration,
+    pub server_dir: Option<PathBuf>,
+}
+
+impl TuneConfig {
+    /// The defaults for `dataset` into `out`: codegraph, retrieval-static and text,
+    /// GitHub URLs, the default cache.
+    pub fn new(dataset: &str, out: PathBuf) -> TuneConfig {
+        TuneConfig {
+            dataset: dataset.to_string(),
+            variants: ["codegraph", "retrieval-static", "text"]
+                .map(String::from)
+                .to_vec(),
+            repo_url: crate::checkout::DEFAULT_URL_TEMPLATE.to_string(),
+            cache: crate::cli::default_cache(),
+            out,
+            instances: Vec::new(),
+            limit: None,
+            grid: GridOverrides::default(),
+            tokenizer: Tokenizer::Cl100kBase,
+            call_timeout: Duration::from_secs(120),
+            index_timeout: Duration::from_secs(3600),
+            server_dir: None,
+        }
+    }
+}
+
+/// One variant's settings and what its instances scored under them.
+pub struct VariantScores {
+    pub name: String,
+    pub settings: Vec<Setting>,
+    pub rows: Vec<Scored>,
+    /// Instances left out, with why (no tree, no server, no index).
+    pub failed: Vec<(String, String)>,
+}
+
+/// What a tuning run wrote.
+pub struct Tables {
+    pub variants: Vec<VariantScores>,
+    /// `tune.md`'s text.
+    pub markdown: String,
+}
+
+/// Runs the tuning (see the module doc) and writes its tables under `cfg.out`.
+pub async fn tune(cfg: TuneConfig) -> anyhow::Result<Tables> {
+    let mut ready = variants::resolve(&cfg.variants, cfg.server_dir.as_deref())?;
+    let knobs: Vec<(&str, &[crate::policy::knobs::Knob])> = ready
+        .iter()
+        .map(|rv| (rv.variant.name(), rv.variant.knobs()))
+        .collect();
+    cfg.grid.check(&knobs)?;
+    let (mut ds, cache) =
+        crate::run::inputs::load_dataset(&cfg.dataset, &cfg.cache, &cfg.repo_url)?;
+    let cache = Arc::new(cache);
+    if !cfg.instances.is_empty() {
+        ds.select_ids(&cfg.instances)?;
+    }
+    if let Some(n) = cfg.limit {
+        ds.instances.truncate(n);
+    }
+    let _lock = RunLock::acquire(&cfg.out)?;
+    variants::prepare_all(&mut ready, &cfg.cache);
+    let mut scores: Vec<VariantScores> = ready
+        .iter()
+        .map(|rv| VariantScores {
+            name: rv.variant.name().to_string(),
+            settings: grid::settings(rv.variant.knobs(), &cfg.grid),
+            rows: Vec::new(),
+            failed: Vec::new(),
+        })
+        .collect();
+    let total = ds.instances.len();
+    eprintln!(
+        "navbench tune: {total} instance(s) of '{}' × {} → {}",
+        ds.name,
+        cfg.variants.join(","),
+        cfg.out.display()
+    );
+    let trees = FinishedTrees::default();
+    let mut done = 0;
+    for group in pipeline::repository_groups(&ds.instances) {
+        for inst in group {
+            done += 1;
+            let t = Instant::now();
+            let reuse = trees.take(&inst.repo);
+            let prep = match prepare(&cache, &inst, reuse.clone()).await {
+                Ok(p) if p.gold.functions.is_empty() => {
+                    // As `run` and LocAgent do: no function to find, no score.
+                    trees.offer(&inst.repo, &inst.instance_id);
+                    Err(anyhow::anyhow!("the patch edits no existing function"))
+                }
+                Ok(p) => Ok(p),
+                Err(e) => {
+                    if let Some(prev) = &reuse {
+                        trees.offer(&inst.repo, prev);
+                    }
+                    Err(e)
+                }
+            };
+            let prep = match prep {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("[{done}/{total}] {}: left out: {e:#}", inst.instance_id);
+                    for vs in &mut scores {
+                        vs.failed.push((inst.instance_id.clone(), format!("{e:#}")));
+                    }
+                    continue;
+                }
+            };
+            for (rv, vs) in ready.iter().zip(scores.iter_mut()) {
+                play_settings(&cfg, rv, &inst, &prep, vs).await;
+            }
+            trees.offer(&inst.repo, &inst.instance_id);
+            eprintln!(
+                "[{done}/{total}] {} ({:.1} s)",
+                inst.instance_id,
+                t.elapsed().as_secs_f64()
+            );
+        }
+    }
+    let markdown = table::write_all(&cfg.out, &ds.name, &scores)?;
+    Ok(Tables {
+        variants: scores,
+        markdown,
+    })
+}
+
+/// [`pipeline::prepare`] off the async threads (it hashes and writes whole trees).
+async fn prepare(
+    cache: &Arc<RepoCache>,
+    inst: &Instance,
+    reuse: Option<String>,
+) -> anyhow::Result<PreparedInstance> {
+    let (cache, inst) = (cache.clone(), inst.clone());
+    tokio::task::spawn_blocking(move || pipeline::prepare(&cache, &inst, reuse.as_deref()))
+        .await
+        .unwrap_or_else(|join| Err(anyhow::anyhow!("preparation panicked: {join}")))
+}
+
+/// Starts `rv`'s server on the instance's tree, indexes it, and scores every setting.
+/// A server that does not start or index leaves the instance out of this variant's
+/// table, with the reason.
+async fn play_settings(
+    cfg: &TuneConfig,
+    rv: &ReadyVariant,
+    inst: &Instance,
+    prep: &PreparedInstance,
+    vs: &mut VariantScores,
+) {
+    let variant = rv.variant;
+    let spec = variant.server_spec(rv.binary.clone(), &prep.workdir, &cfg.cache, &rv.prepared);
+    let mut session = match McpSession::start(&spec, cfg.call_timeout).await {
+        Ok(s) => s,
+        Err(e) => {
+            let why = format!("server {} did not start: {e:#}", variant.binary());
+            eprintln!("  {} × {}: left out: {why}", inst.instance_id, vs.name);
+            vs.failed.push((inst.instance_id.clone(), why));
+            return;
+        }
+    };
+    let defaults = crate::policy::knobs::Knobs::default();
+    let task = Task {
+        instance: inst,
+        workdir: &prep.workdir,
+        knobs: &defaults,
+    };
+    let setup = {
+        let mut driver = Driver::new(&mut session, cfg.tokenizer)
+            .with_setup_timeout(variant.setup_tools(), cfg.index_timeout);
+        variant.setup(&mut driver, &task).await
+    };
+    if let Err(e) = setup {
+        let why = format!("setup failed: {e:#}");
+        eprintln!("  {} × {}: left out: {why}", inst.instance_id, vs.name);
+        vs.failed.push((inst.instance_id.clone(), why));
+    } else {
+        let mut driver = Driver::new(&mut session, cfg.tokenizer)
+            .with_setup_timeout(variant.setup_tools(), cfg.index_timeout)
+            .with_memo();
+        let mut by_setting = Vec::with_capacity(vs.settings.len());
+        for setting in &vs.settings {
+            let task = Task {
+                knobs: &setting.knobs,
+                ..task
+            };
+            // A policy that fails answers nothing and scores zero, as in a run.
+            let pred = variant
+                .localize(&mut driver, &task)
+                .await
+                .unwrap_or_else(|_| Locations::default());
+            driver.records.clear();
+            by_setting.push(loo::accs(&prep.gold, &pred));
+        }
+        drop(driver);
+        // A server that died part-way answered some settings with errors: not a score.
+        match session.failure() {
+            Some(why) => {
+                let why = format!("the server failed: {why}");
+                eprintln!("  {} × {}: left out: {why}", inst.instance_id, vs.name);
+                vs.failed.push((inst.instance_id.clone(), why));
+            }
+            None => vs.rows.push(Scored {
+                instance: inst.instance_id.clone(),
+                repo: inst.repo.clone(),
+                by_setting,
+            }),
+        }
+    }
+    session.shutdown().await;
+    if let Some(dir) = variant.per_tree_state(&prep.workdir, &cfg.cache) {
+        pipeline::drop_tree_state(dir).await;
+    }
+}
