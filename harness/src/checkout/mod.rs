@@ -15,6 +15,7 @@
 //! and writing only what the two commits' trees differ in ([`tree::apply_diff`]), and
 //! reports how the tree was made and the files a partial mirror could not provide.
 
+pub mod commit;
 mod manifest;
 mod template;
 mod tree;
@@ -470,20 +471,9 @@ pub(crate) mod tests {
     pub(crate) fn make_repo(files: &[(&str, &str)]) -> (tempfile::TempDir, String) {
         let dir = tempfile::tempdir().unwrap();
         let repo = git2::Repository::init(dir.path()).unwrap();
-        for (p, c) in files {
-            let full = dir.path().join(p);
-            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-            std::fs::write(full, c).unwrap();
-        }
-        let mut index = repo.index().unwrap();
-        index
-            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
-            .unwrap();
-        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let files: Vec<(&str, &[u8])> = files.iter().map(|(p, c)| (*p, c.as_bytes())).collect();
         let sig = git2::Signature::now("t", "t@t").unwrap();
-        let c = repo
-            .commit(Some("HEAD"), &sig, &sig, "init", &tree, &[])
-            .unwrap();
+        let c = commit::commit_files(&repo, &[], &files, &sig, "init", Some("HEAD")).unwrap();
         (dir, c.to_string())
     }
 

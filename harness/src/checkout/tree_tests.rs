@@ -29,20 +29,8 @@ fn commit(repo: &git2::Repository, parent: Option<git2::Oid>, specs: &[Spec]) ->
             Some(d) => repo.blob(d).unwrap(),
             None => gitlink_target,
         };
-        let entry = git2::IndexEntry {
-            ctime: git2::IndexTime::new(0, 0),
-            mtime: git2::IndexTime::new(0, 0),
-            dev: 0,
-            ino: 0,
-            mode,
-            uid: 0,
-            gid: 0,
-            file_size: 0,
-            id,
-            flags: 0,
-            flags_extended: 0,
-            path: path.as_bytes().to_vec(),
-        };
+        let size = data.map_or(0, <[u8]>::len);
+        let entry = super::commit::index_entry(path, mode, id, size);
         index.add(&entry).unwrap();
     }
     let tree = repo.find_tree(index.write_tree_to(repo).unwrap()).unwrap();

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use include_dir::{Dir, include_dir};
 
+use crate::checkout::commit::commit_files;
 use crate::data::dataset::{Dataset, Instance};
 
 static MINI: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/../datasets/mini");
@@ -122,31 +123,10 @@ fn materialize_one(dir: &Path, project: &Project) -> Result<Built, MiniError> {
             git2::Repository::init_bare(&path).map_err(git)?
         }
     };
-    let mut index = git2::Index::new().map_err(git)?;
-    for (rel, bytes) in tree_files(project)? {
-        let oid = repo.blob(bytes).map_err(git)?;
-        let entry = git2::IndexEntry {
-            ctime: git2::IndexTime::new(0, 0),
-            mtime: git2::IndexTime::new(0, 0),
-            dev: 0,
-            ino: 0,
-            mode: 0o100644,
-            uid: 0,
-            gid: 0,
-            file_size: bytes.len() as u32,
-            id: oid,
-            flags: 0,
-            flags_extended: 0,
-            path: rel.into_bytes(),
-        };
-        index.add(&entry).map_err(git)?;
-    }
-    let tree_id = index.write_tree_to(&repo).map_err(git)?;
-    let tree = repo.find_tree(tree_id).map_err(git)?;
+    let files = tree_files(project)?;
+    let files: Vec<(&str, &[u8])> = files.iter().map(|(p, b)| (p.as_str(), *b)).collect();
     let sig = git2::Signature::new(AUTHOR, EMAIL, &git2::Time::new(TIME, 0)).map_err(git)?;
-    let commit = repo
-        .commit(None, &sig, &sig, MESSAGE, &tree, &[])
-        .map_err(git)?;
+    let commit = commit_files(&repo, &[], &files, &sig, MESSAGE, None).map_err(git)?;
     repo.reference("refs/heads/main", commit, true, "navbench mini")
         .map_err(git)?;
     repo.set_head("refs/heads/main").map_err(git)?;

@@ -22,20 +22,11 @@ pub fn make_repo() -> (tempfile::TempDir, String) {
         ),
         ("README.md", "# shop\n"),
     ];
-    for (p, c) in files {
-        let full = dir.path().join(p);
-        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-        std::fs::write(full, c).unwrap();
-    }
-    let mut index = repo.index().unwrap();
-    index
-        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
-        .unwrap();
-    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let files: Vec<(&str, &[u8])> = files.iter().map(|(p, c)| (*p, c.as_bytes())).collect();
     let sig = git2::Signature::now("t", "t@example.invalid").unwrap();
-    let c = repo
-        .commit(Some("HEAD"), &sig, &sig, "init", &tree, &[])
-        .unwrap();
+    let c =
+        navbench::checkout::commit::commit_files(&repo, &[], &files, &sig, "init", Some("HEAD"))
+            .unwrap();
     (dir, c.to_string())
 }
 

@@ -36,34 +36,9 @@ fn commit_at(
     message: &str,
     time: git2::Time,
 ) -> git2::Oid {
-    let mut tb = git2::Index::new().unwrap();
-    for (path, text) in files {
-        let id = repo.blob(text.as_bytes()).unwrap();
-        let entry = git2::IndexEntry {
-            ctime: git2::IndexTime::new(0, 0),
-            mtime: git2::IndexTime::new(0, 0),
-            dev: 0,
-            ino: 0,
-            mode: 0o100644,
-            uid: 0,
-            gid: 0,
-            file_size: 0,
-            id,
-            flags: 0,
-            flags_extended: 0,
-            path: path.as_bytes().to_vec(),
-        };
-        tb.add(&entry).unwrap();
-    }
-    let tree = repo.find_tree(tb.write_tree_to(repo).unwrap()).unwrap();
+    let files: Vec<(&str, &[u8])> = files.iter().map(|(p, t)| (*p, t.as_bytes())).collect();
     let sig = git2::Signature::new("t", "t@t", &time).unwrap();
-    let ps: Vec<git2::Commit> = parents
-        .iter()
-        .map(|p| repo.find_commit(*p).unwrap())
-        .collect();
-    let refs: Vec<&git2::Commit> = ps.iter().collect();
-    repo.commit(None, &sig, &sig, message, &tree, &refs)
-        .unwrap()
+    crate::checkout::commit::commit_files(repo, parents, &files, &sig, message, None).unwrap()
 }
 
 fn history() -> History {

@@ -88,6 +88,8 @@
 
 mod inserted;
 mod lang;
+#[cfg(test)]
+mod test_git;
 mod units;
 
 use navbench_lang::Language;
@@ -323,7 +325,6 @@ fn shift(line: usize, offset: isize) -> Option<usize> {
 mod tests {
     use std::collections::HashMap;
     use std::path::{Path, PathBuf};
-    use std::process::Command;
 
     use super::*;
 
@@ -577,20 +578,7 @@ diff --git a/pkg/util.py b/pkg/util.py
     #[test]
     fn gold_from_a_real_git_diff() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let git = |args: &[&str]| {
-            let out = Command::new("git")
-                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-                .args(args)
-                .current_dir(dir.path())
-                .output()
-                .expect("git runs");
-            assert!(
-                out.status.success(),
-                "git {args:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            String::from_utf8_lossy(&out.stdout).into_owned()
-        };
+        let git = |args: &[&str]| test_git::git(dir.path(), args);
         git(&["init", "-q"]);
         std::fs::create_dir_all(dir.path().join("pkg")).expect("mkdir");
         std::fs::write(dir.path().join("pkg/core.py"), MODULE).expect("write");
@@ -602,16 +590,7 @@ diff --git a/pkg/util.py b/pkg/util.py
             .replace("return Engine()", "engine = Engine()\n    return engine");
         std::fs::write(dir.path().join("pkg/core.py"), edited).expect("write");
         let diff = git(&["diff"]);
-        let read = |p: &str| {
-            let out = Command::new("git")
-                .args(["show", &format!("{base}:{p}")])
-                .current_dir(dir.path())
-                .output()
-                .ok()?;
-            out.status
-                .success()
-                .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
-        };
+        let read = |p: &str| test_git::show(dir.path(), &base, p);
         let g = derive_gold(&diff, &read).expect("derives");
         assert_eq!(
             g.locations.functions,

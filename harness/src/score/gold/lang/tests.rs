@@ -2,31 +2,8 @@
 //! a method added to an existing type, a field changed, a free function, a nested
 //! function or closure, a renamed file.
 
-use std::path::Path;
-use std::process::Command;
-
+use super::super::test_git::{git, show, write};
 use super::super::{GoldDerivation, derive_gold};
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn write(dir: &Path, path: &str, text: &str) {
-    let file = dir.join(path);
-    std::fs::create_dir_all(file.parent().expect("a parent")).expect("mkdir");
-    std::fs::write(file, text).expect("write");
-}
 
 /// Commits `base` at `path`, applies `edits` (each replaces the first occurrence of
 /// its left text, which must exist), moves the file to `rename_to` if given, and
@@ -57,16 +34,7 @@ fn gold_of(
     }
     git(dir, &["add", "-A"]);
     let diff = git(dir, &["diff", "--cached", "-M", "HEAD"]);
-    let read = |p: &str| {
-        let out = Command::new("git")
-            .args(["show", &format!("HEAD:{p}")])
-            .current_dir(dir)
-            .output()
-            .ok()?;
-        out.status
-            .success()
-            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
-    };
+    let read = |p: &str| show(dir, "HEAD", p);
     derive_gold(&diff, &read).expect("gold derives")
 }
 
