@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use navbench_http_guard::shutdown_signal;
 use rmcp::ServiceExt as _;
 
 use super::record::CallsFile;
@@ -142,28 +143,5 @@ async fn serve(proxy: &Proxy, o: &ProxyOptions) -> anyhow::Result<()> {
             serving.stop().await;
             Ok(())
         }
-    }
-}
-
-/// Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        let term = async {
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(mut s) => {
-                    s.recv().await;
-                }
-                Err(_) => std::future::pending::<()>().await,
-            }
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {},
-            _ = term => {},
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
     }
 }
