@@ -16,6 +16,8 @@ use navbench_lang::{DefKind, Definition, Language, ParsedFile};
 use super::imports::{bindings, identifiers};
 use super::{Chunk, ChunkKind, ChunkMeta, MAX_CLASS_LINES, MAX_MODULE_LINES};
 
+/// Lines of a long type's doc comment kept in its outline.
+const MAX_OUTLINE_DOC_LINES: usize = 12;
 /// Lines of a declaration searched for the `{` that ends its header (a header that
 /// runs longer is shown as its first line).
 const MAX_HEADER_LINES: usize = 6;
@@ -102,6 +104,18 @@ impl<'a> Source<'a> {
     }
 }
 
+/// Average bytes per non-blank line above which a file counts as minified.
+const MINIFIED_AVG_LINE_BYTES: usize = 250;
+
+/// Whether a source file looks minified or generated (a JS bundle, a one-line data
+/// table): its non-blank lines average more than [`MINIFIED_AVG_LINE_BYTES`]. Such a
+/// file is not chunked: one of its lines would make a chunk of hundreds of kilobytes,
+/// and its names say nothing. Hand-written code averages a few dozen bytes a line.
+fn looks_minified(text: &str) -> bool {
+    let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
+    lines > 0 && text.len() / lines > MINIFIED_AVG_LINE_BYTES
+}
+
 /// What becomes of a definition: a chunk of this kind, or nothing (it belongs to an
 /// enclosing function's chunk, or it is a namespace that only prefixes names).
 fn role(defs: &[Definition], i: usize) -> Option<ChunkKind> {
@@ -150,6 +164,10 @@ fn chunk_start(src: &Source, d: &Definition) -> usize {
 
 /// Chunks of a source file in language `lang` (see the module docs).
 pub(super) fn code_chunks(rel_path: &str, text: &str, lang: &dyn Language) -> Vec<Chunk> {
+    if looks_minified(text) {
+        tracing::debug!(file = %rel_path, "not chunked: minified or generated");
+        return Vec::new();
+    }
     let src = Source::new(text, lang);
     if src.lines.iter().all(|l| l.trim().is_empty()) {
         return Vec::new();
@@ -253,16 +271,22 @@ fn type_context(src: &Source, defs: &[Definition], i: usize) -> Option<String> {
     Some(src.slice(first, last))
 }
 
-/// A long type's or `impl` block's chunk text: its header (with its annotations),
-/// then its direct members — each member definition as its signature and `...`,
+/// A long type's or `impl` block's chunk text: its doc comment (the first
+/// [`MAX_OUTLINE_DOC_LINES`] lines) and header (with its annotations), then its direct
+/// members — each member definition as its signature and `...`,
 /// other non-comment lines (fields, enum variants, associated items) as they are —
 /// and its closing line, at most [`MAX_CLASS_LINES`] lines before a final `...`.
 fn outline(src: &Source, defs: &[Definition], i: usize, first: usize) -> String {
     let d = &defs[i];
     let (_, header_end) = src.header(d);
-    let mut out: Vec<String> = (first..=header_end)
-        .map(|l| src.line(l).to_string())
-        .collect();
+    // The doc comment above the type, at most MAX_OUTLINE_DOC_LINES of it (a class's
+    // javadoc can run for a hundred lines), then the declaration up to its `{`.
+    let doc_end = d.start_line.min(first + MAX_OUTLINE_DOC_LINES);
+    let mut out: Vec<String> = (first..doc_end).map(|l| src.line(l).to_string()).collect();
+    if doc_end < d.start_line {
+        out.push(format!("{}...", indent(src.line(doc_end))));
+    }
+    out.extend((d.start_line..=header_end).map(|l| src.line(l).to_string()));
     let members: Vec<&Definition> = defs.iter().filter(|m| m.parent == Some(i)).collect();
     let mut next = 0;
     let mut line = header_end + 1;

@@ -38,7 +38,8 @@
 //!
 //! Doc comments and Rust `#[attributes]` directly above a definition belong to its
 //! chunk (its first line moves up to them). Definitions inside a function belong to
-//! that function's chunk.
+//! that function's chunk. A minified or generated file (non-blank lines averaging
+//! more than 250 bytes: a JS bundle) gives no chunks.
 //!
 //! Other indexable text files (Markdown, reST, plain text, TOML/INI/CFG/YAML) become
 //! [`ChunkKind::Text`] chunks of at most [`MAX_TEXT_LINES`] lines / [`MAX_TEXT_CHARS`]

@@ -374,3 +374,35 @@ fn the_new_languages_are_indexable_and_odd_files_give_sane_chunks() {
             .all(|c| c.end_line + 1 - c.start_line <= crate::chunk::MAX_MODULE_LINES)
     );
 }
+
+#[test]
+fn a_long_doc_comment_is_cut_in_an_outline_but_kept_in_the_span() {
+    let mut src: String = (0..30)
+        .map(|i| format!("/// Line {i} of the docs.\n"))
+        .collect();
+    src.push_str("pub enum Big {\n");
+    for i in 0..70 {
+        src.push_str(&format!("    Variant{i},\n"));
+    }
+    src.push_str("}\n");
+    let chunks = chunk_file("src/big.rs", &src);
+    assert_eq!(outline(&chunks), [row(ChunkKind::Class, "Big", 1, 102)]);
+    let text = &chunks[0].content;
+    assert!(text.starts_with("/// Line 0 of the docs.\n"), "{text}");
+    assert!(
+        text.contains("/// Line 11 of the docs.\n...\npub enum Big {\n    Variant0,"),
+        "{text}"
+    );
+    assert!(!text.contains("Line 12 "), "{text}");
+    assert!(text.lines().count() <= MAX_CLASS_LINES + 2, "{text}");
+    assert!(text.ends_with("    ...\n}"), "{text}");
+}
+
+#[test]
+fn minified_bundles_are_not_chunked() {
+    let line: String = (0..200)
+        .map(|i| format!("function f{i}(a){{return a+{i}}}"))
+        .collect();
+    assert!(chunk_file("dist/app.min.js", &format!("{line}\n")).is_empty());
+    assert!(!chunk_file("src/app.js", "function f(a) {\n  return a;\n}\n").is_empty());
+}
