@@ -231,4 +231,3 @@ fn source_mime(name: &str) -> &'static str {
         _ => "text/plain",
     }
 }
-
