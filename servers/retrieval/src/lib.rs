@@ -6,7 +6,9 @@
 //! Engine:
 //! - [`chunk`]: Python files split with tree-sitter into function, method, class and
 //!   module chunks with semantic metadata (calls, imports used, exceptions handled,
-//!   complexity, annotated types); other text files into bounded text chunks.
+//!   complexity, annotated types); TypeScript/JavaScript, Java, Go and Rust files into
+//!   the same kinds of chunks by `navbench-lang`'s front ends (imports used and
+//!   complexity); other text files into bounded text chunks.
 //! - [`model`]: [`model::Embedder`], a BERT sentence embedder run with candle (mean
 //!   pooling, L2-normalized), loaded from a Hugging Face-layout directory; the default
 //!   all-MiniLM-L6-v2 is installed by `navbench-retrieval fetch-model`.

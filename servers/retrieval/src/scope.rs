@@ -12,14 +12,23 @@
 //! Expansion is one level deep (no transitive closure), deduplicated by chunk id and
 //! never includes the entity itself, so cycles cannot loop. When the entity has no
 //! calls and no imports, a wider scope falls back to minimal and says so.
+//!
+//! The list above is Python's. Entities of TypeScript/JavaScript, Java, Go and Rust
+//! files have no call facts; their scopes (all three, in every one of these
+//! languages) are built from names instead — logical: the entity and its type
+//! context (a method's class/interface/struct, a Go receiver's type, a Rust type's
+//! struct and `impl` blocks); dependencies: plus the indexed definitions its text
+//! names (same-type methods, top-level functions and types) — see `code`.
 
 use std::collections::HashSet;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::chunk::{Chunk, ChunkKind};
+use crate::chunk::{Chunk, ChunkKind, code_language};
 use crate::index::RepoIndex;
+
+mod code;
 
 /// Related chunks kept for [`Scope::Logical`].
 pub const LOGICAL_CAP: usize = 20;
@@ -157,6 +166,9 @@ fn expand<'a>(chunks: &'a [Chunk], entity: &'a Chunk, scope: Scope) -> Implement
             related: Vec::new(),
             fell_back: false,
         };
+    }
+    if code_language(&entity.file).is_some() {
+        return code::expand(chunks, entity, scope);
     }
     if meta.calls.is_empty() && meta.imports_used.is_empty() {
         return Implementation {

@@ -56,7 +56,8 @@ all-MiniLM-L6-v2 sentence-embedding similarity fused with BM25 keyword scores, s
 of your description and exact identifiers in it count
 3. Maintains a real-time index of the codebase: a file watcher re-indexes changed files, so the \
 results reflect the current state of the codebase within about a second of a save
-4. Understands Python code structure (tree-sitter) and also searches Markdown, reST, text and config files
+4. Understands the structure of Python, TypeScript/JavaScript, Java, Go and Rust code (tree-sitter) and \
+also searches Markdown, reST, text and config files
 5. Only reflects the current state of the codebase on the disk, and has no information on version \
 control or code history
 
@@ -87,8 +88,9 @@ content, score (0-1), lines ('45-78'), reason}], metadata: {workspace, lastIndex
 const INDEX_DESCRIPTION: &str = "\
 Index a repository so its code can be searched and questioned: a local directory (indexed in place) \
 or a git URL (https://github.com/owner/repo, owner/repo, git@host:owner/repo.git, file:///path; \
-cloned into the server's data directory, optionally at a branch). Python is split into function, \
-method, class and module chunks, other text files (Markdown, reST, config) into text chunks; chunks are \
+cloned into the server's data directory, optionally at a branch). Python, TypeScript/JavaScript, Java, \
+Go and Rust are split into function, method, class and module chunks, other text files (Markdown, \
+reST, config) into text chunks; chunks are \
 embedded (cached by content, so re-indexing only embeds what changed) and indexed for BM25. \
 include_patterns/exclude_patterns are globs ('*.py', 'src/**', 'tests/'). Indexing runs in the \
 background: the call waits up to wait_seconds (default 30) and otherwise returns status 'indexing' \
@@ -137,8 +139,11 @@ Retrieve the implementation of a function, class or method by name ('parse_url',
 'Session.send', or with a path 'pkg/sessions.py:Session.send'), with semantic scope control: \
 scope='minimal' (default) returns only the entity; 'logical' adds the helper functions/classes from \
 the same file that it calls (at most 20); 'dependencies' adds cross-file callees and imported \
-entities it uses (at most 30). Results are deduplicated and cycle-safe; an entity without call/import \
-metadata falls back to minimal (fell_back=true). Searches the workspace unless repo_id is given. \
+entities it uses (at most 30). In TypeScript/JavaScript, Java, Go and Rust, 'logical' adds the \
+entity's type (a method's class/struct/receiver type, a Rust type's impl blocks) and 'dependencies' \
+the indexed definitions its code names. Results are deduplicated and cycle-safe; an entity without \
+call/import metadata (or, outside Python, without related definitions) falls back to minimal \
+(fell_back=true). Searches the workspace unless repo_id is given. \
 Unknown names answer with similar indexed names.";
 
 /// The MCP server: routes `tools/call` to [`RetrievalTools`] on a blocking thread and

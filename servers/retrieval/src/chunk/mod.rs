@@ -12,17 +12,52 @@
 //! - [`ChunkKind::Module`] chunks for the code between definitions (imports, constants,
 //!   module-level statements), at most [`MAX_MODULE_LINES`] lines each.
 //!
-//! Decorators belong to their definition's chunk. Other indexable text files (Markdown,
-//! reST, plain text, TOML/INI/CFG/YAML) become [`ChunkKind::Text`] chunks of at most
-//! [`MAX_TEXT_LINES`] lines / [`MAX_TEXT_CHARS`] characters, starting a new chunk at
-//! headings where possible.
+//! Decorators belong to their definition's chunk.
+//!
+//! TypeScript/TSX, JavaScript/JSX, Java, Go and Rust sources (the extensions
+//! [`navbench_lang::language_for_path`] recognizes: `.ts .tsx .mts .cts .js .jsx .mjs
+//! .cjs .java .go .rs`) are chunked by that crate's front end's definitions, in the
+//! same shapes (`code`):
+//! - a [`ChunkKind::Function`] chunk per file-level function (nested functions,
+//!   closures and callbacks stay inside it; functions in a TS `namespace` or Rust
+//!   inline `mod` are file-level, named `ns.f`);
+//! - a [`ChunkKind::Class`] chunk per type — class, interface, struct, enum, trait,
+//!   type alias, Go named type — and per Rust `impl` block (named by its type, so a
+//!   struct and its `impl`s share a name); longer than [`MAX_CLASS_LINES`], its
+//!   content is an outline (header, fields and other member lines, each member
+//!   definition's signature and `...`), its lines still the whole span;
+//! - a [`ChunkKind::Method`] chunk per method, constructor or interface/trait method
+//!   signature, whose content starts with its type's header line(s) (`export class
+//!   Client extends Base {`, `impl<T> fmt::Display for Stack<T> {`); Go methods and
+//!   JS `Type.prototype.m = function` belong to their type by the front end's
+//!   container (named `Type.m`, prefixed with the type's header when this file
+//!   declares it), Rust `impl` methods to the `impl` block they sit in;
+//! - [`ChunkKind::Module`] chunks for the code between file-level definitions
+//!   (imports, constants, statements; namespace and `mod` braces), at most
+//!   [`MAX_MODULE_LINES`] lines each, split after a blank line where possible.
+//!
+//! Doc comments and Rust `#[attributes]` directly above a definition belong to its
+//! chunk (its first line moves up to them). Definitions inside a function belong to
+//! that function's chunk. A minified or generated file (non-blank lines averaging
+//! more than 250 bytes: a JS bundle) gives no chunks.
+//!
+//! Other indexable text files (Markdown, reST, plain text, TOML/INI/CFG/YAML) become
+//! [`ChunkKind::Text`] chunks of at most [`MAX_TEXT_LINES`] lines / [`MAX_TEXT_CHARS`]
+//! characters, starting a new chunk at headings where possible.
 //!
 //! Every chunk carries [`ChunkMeta`]: the calls it makes (dotted as written:
 //! `self._merge`, `os.path.join`), the imports it uses (the file's imports whose bound
 //! name occurs in the chunk, as full dotted paths: `requests.utils.to_key_val_list`,
 //! relative ones keep their dots: `.compat.urlparse`), the exception types it handles,
 //! its line count, and the annotated types (parameters, returns, annotated assignments).
+//! For the other languages the front ends give no call, exception or type facts, so
+//! `calls`, `exceptions_handled` and `types` stay empty; `imports_used` lists the
+//! module paths as written (`./http`, `java.util.List`, `net/http`,
+//! `std::collections::HashMap`) of the file's imports whose bound name occurs in the
+//! chunk (see `imports` for how a bound name is read), and the line count is set.
 
+mod code;
+mod imports;
 mod meta;
 mod python;
 mod text;
@@ -47,13 +82,14 @@ pub const MAX_TEXT_CHARS: usize = 2000;
 pub enum ChunkKind {
     /// A top-level function (with its nested functions).
     Function,
-    /// A method; content starts with its class line.
+    /// A method; content starts with its class's (type's, `impl`'s) header line.
     Method,
-    /// A class (full text, or an outline for long classes).
+    /// A class or other type, or a Rust `impl` block (full text, or an outline for
+    /// long ones).
     Class,
     /// Module-level code between definitions.
     Module,
-    /// A piece of a non-Python text file.
+    /// A piece of a text file (Markdown, reST, plain text, config).
     Text,
 }
 
@@ -144,11 +180,19 @@ fn extension(rel_path: &str) -> Option<String> {
     (!stem.is_empty()).then(|| ext.to_ascii_lowercase())
 }
 
-/// Whether a file is chunked at all: Python sources and the text formats listed in the
-/// module docs.
+/// The front end that chunks `rel_path` when it is a source file of a language other
+/// than Python that `navbench_lang` reads (by extension, case-sensitive as
+/// [`navbench_lang::language_for_path`] matches it). Python keeps its own chunker.
+pub fn code_language(rel_path: &str) -> Option<&'static dyn navbench_lang::Language> {
+    navbench_lang::language_for_path(rel_path).filter(|l| l.name() != "python")
+}
+
+/// Whether a file is chunked at all: Python sources, the other languages' sources
+/// ([`code_language`]) and the text formats listed in the module docs.
 pub fn is_indexable(rel_path: &str) -> bool {
     extension(rel_path)
         .is_some_and(|e| PY_EXT.contains(&e.as_str()) || TEXT_EXT.contains(&e.as_str()))
+        || code_language(rel_path).is_some()
 }
 
 /// Splits one file into chunks (see the module docs). Non-indexable paths and empty
@@ -159,6 +203,8 @@ pub fn chunk_file(rel_path: &str, text: &str) -> Vec<Chunk> {
     };
     let mut chunks = if PY_EXT.contains(&ext.as_str()) {
         python::python_chunks(rel_path, text)
+    } else if let Some(lang) = code_language(rel_path) {
+        code::code_chunks(rel_path, text, lang)
     } else if TEXT_EXT.contains(&ext.as_str()) {
         text::text_chunks(
             rel_path,

@@ -10,6 +10,21 @@
 //!   [`RepoIndex::open`] too);
 //! - `tantivy/`: the BM25 index (chunk text, qualified name and path).
 //!
+//! # BM25 fields and tokenizers
+//! A chunk's path + text and its qualified name are indexed in one of two pairs of
+//! fields. Chunks of TypeScript/JavaScript, Java, Go and Rust files go to `code` /
+//! `code_name`, read by the split-identifier analyzer ([`code_tokens`]:
+//! `getHTTPResponse2` → `gethttpresponse2 get http response 2`), because these
+//! languages name things in camelCase and PascalCase, which tantivy's default analyzer
+//! keeps whole, so a query word never matched a part of a name. Python and text
+//! chunks stay in `body` / `name` with tantivy's default analyzer (split at
+//! non-alphanumerics, lowercased), exactly as before: the harness's Python baselines
+//! were measured with it, and splitting Python's names too changes its rankings (the
+//! test `split_tests::python_bm25_is_unchanged_and_splitting_it_would_change_the_ranking`
+//! shows both), which would need a new baseline run to judge. A query is read by both
+//! analyzers, each pair queried with its own terms, so in a Python-only repository
+//! the scores are the old ones. [`splits_identifiers`] is the one place that decides.
+//!
 //! Search ([`RepoIndex::search`]) scores every chunk by cosine similarity against the
 //! query vector (the vectors are L2-normalized rows of one contiguous `f32` matrix, so
 //! this is a dot product per row: exact, no approximate index needed at repository
@@ -31,10 +46,12 @@ use std::time::Instant;
 use navbench_server_support::walk::{FileGlob, WalkOptions, walk_files};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use tantivy::schema::{Field, STORED, STRING, Schema, TEXT};
+use tantivy::schema::{
+    Field, IndexRecordOption, STORED, STRING, Schema, TEXT, TextFieldIndexing, TextOptions,
+};
 use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, Term};
 
-use crate::chunk::{Chunk, ChunkKind, is_indexable};
+use crate::chunk::{Chunk, ChunkKind, code_language, is_indexable};
 use crate::encoder::{EncoderKind, TextEncoder};
 use crate::model::ModelError;
 
@@ -49,7 +66,9 @@ pub const RRF_K: f32 = 60.0;
 pub const STATIC_VECTOR_WEIGHT: f32 = 0.5;
 /// Files larger than this are not indexed (generated data, vendored bundles).
 pub const MAX_FILE_BYTES: u64 = 1_000_000;
-const STORE_VERSION: u32 = 1;
+/// Version of the persisted store: 2 added the split-identifier BM25 fields (`code`,
+/// `code_name`); a store of another version is rebuilt.
+const STORE_VERSION: u32 = 2;
 /// Candidates taken from each ranking before fusion (at least).
 const MIN_CANDIDATES: usize = 100;
 /// Chunks embedded per call (progress is reported, and new vectors shared, between
@@ -228,13 +247,17 @@ struct Store {
     chunks: Vec<Chunk>,
 }
 
-/// BM25 document fields.
+/// BM25 document fields. A chunk's text and name go either to `body`/`name` (tantivy's
+/// default analyzer) or to `code`/`code_name` (the split-identifier analyzer,
+/// [`code_tokens`]), by [`splits_identifiers`].
 #[derive(Clone, Copy)]
 struct Fields {
     id: Field,
     file: Field,
     body: Field,
     name: Field,
+    code: Field,
+    code_name: Field,
 }
 
 fn schema() -> (Schema, Fields) {
@@ -243,6 +266,14 @@ fn schema() -> (Schema, Fields) {
     let file = b.add_text_field("file", STRING);
     let body = b.add_text_field("body", TEXT);
     let name = b.add_text_field("name", TEXT);
+    // Frequencies, no positions: the BM25 query is a bag of terms.
+    let split = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(code_tokens::CODE_TOKENIZER)
+            .set_index_option(IndexRecordOption::WithFreqs),
+    );
+    let code = b.add_text_field("code", split.clone());
+    let code_name = b.add_text_field("code_name", split);
     (
         b.build(),
         Fields {
@@ -250,17 +281,40 @@ fn schema() -> (Schema, Fields) {
             file,
             body,
             name,
+            code,
+            code_name,
         },
     )
 }
 
+/// Registers the split-identifier analyzer the `code` fields name; every opened or
+/// created index needs it before it is written or searched.
+fn register_tokenizers(index: &Index) {
+    index
+        .tokenizers()
+        .register(code_tokens::CODE_TOKENIZER, code_tokens::code_analyzer());
+}
+
+/// Whether a chunk's text is indexed with split identifiers: chunks of the languages
+/// other than Python ([`code_language`]). Python and text chunks keep tantivy's
+/// default analyzer, so the Python baselines measured with it stay as they were (see
+/// the [module docs](self)).
+pub fn splits_identifiers(c: &Chunk) -> bool {
+    code_language(&c.file).is_some()
+}
+
 fn tantivy_doc(f: Fields, c: &Chunk) -> TantivyDocument {
+    let (body, name) = if splits_identifiers(c) {
+        (f.code, f.code_name)
+    } else {
+        (f.body, f.name)
+    };
     let mut doc = TantivyDocument::default();
     doc.add_text(f.id, &c.id);
     doc.add_text(f.file, &c.file);
-    doc.add_text(f.body, format!("{}\n{}", c.file, c.content));
+    doc.add_text(body, format!("{}\n{}", c.file, c.content));
     if let Some(n) = &c.name {
-        doc.add_text(f.name, n);
+        doc.add_text(name, n);
     }
     doc
 }
@@ -352,6 +406,7 @@ impl RepoIndex {
         fs::create_dir_all(&tdir).map_err(io_err(&tdir))?;
         let (schema, fields) = schema();
         let index = Index::create_in_dir(&tdir, schema)?;
+        register_tokenizers(&index);
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -431,6 +486,7 @@ impl RepoIndex {
         let cache = EmbeddingCache::load(&EmbeddingCache::path(dir, &store.model_id), store.dim);
         let tdir = dir.join("tantivy");
         let index = Index::open_in_dir(&tdir).map_err(|e| corrupt(format!("tantivy: {e}")))?;
+        register_tokenizers(&index);
         let (expected, _) = schema();
         let sch = index.schema();
         let field = |name: &str| {
@@ -442,6 +498,8 @@ impl RepoIndex {
             file: field("file")?,
             body: field("body")?,
             name: field("name")?,
+            code: field("code")?,
+            code_name: field("code_name")?,
         };
         if sch.num_fields() != expected.num_fields() {
             return Err(corrupt("tantivy schema differs".into()));
@@ -711,6 +769,7 @@ impl RepoIndex {
 }
 
 pub mod chunk_cache;
+pub mod code_tokens;
 mod embedding_cache;
 pub mod progress;
 mod search;
@@ -718,5 +777,7 @@ mod search;
 use embedding_cache::{EmbeddingCache, content_hash, embed_text};
 pub use search::cosine_scores;
 
+#[cfg(test)]
+mod split_tests;
 #[cfg(test)]
 mod tests;

@@ -7,8 +7,8 @@ use navbench_server_support::walk::FileGlob;
 use rayon::prelude::*;
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
-use tantivy::schema::{IndexRecordOption, Value};
-use tantivy::{TantivyDocument, Term};
+use tantivy::schema::{Field, IndexRecordOption, Value};
+use tantivy::{Index, TantivyDocument, Term};
 
 use super::{
     Hit, IndexError, MIN_CANDIDATES, RRF_K, RankScore, RepoIndex, STATIC_VECTOR_WEIGHT,
@@ -117,39 +117,36 @@ impl RepoIndex {
         Ok(hits)
     }
 
-    /// BM25 top `limit` as (score, chunk index).
-    fn bm25(&self, query: &str, limit: usize) -> Result<Vec<(f32, usize)>, IndexError> {
-        let mut analyzer = self.index.tokenizer_for_field(self.fields.body)?;
-        let mut terms: Vec<String> = Vec::new();
-        let mut stream = analyzer.token_stream(query);
-        while stream.advance() {
-            let t = stream.token().text.clone();
-            if !terms.contains(&t) {
-                terms.push(t);
-            }
-        }
-        if terms.is_empty() {
-            return Ok(Vec::new());
-        }
+    /// BM25 top `limit` as (score, chunk index). The query is read by each field's
+    /// analyzer: tantivy's default one for `body`/`name` (Python and text chunks), the
+    /// split-identifier one for `code`/`code_name` (the other languages' chunks); a
+    /// name match counts twice.
+    pub(super) fn bm25(&self, query: &str, limit: usize) -> Result<Vec<(f32, usize)>, IndexError> {
+        let f = self.fields;
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for t in &terms {
-            clauses.push((
-                Occur::Should,
-                Box::new(TermQuery::new(
-                    Term::from_field_text(self.fields.body, t),
-                    IndexRecordOption::WithFreqs,
-                )),
-            ));
-            clauses.push((
-                Occur::Should,
-                Box::new(BoostQuery::new(
+        for (body, name) in [(f.body, f.name), (f.code, f.code_name)] {
+            for t in query_terms(&self.index, body, query)? {
+                clauses.push((
+                    Occur::Should,
                     Box::new(TermQuery::new(
-                        Term::from_field_text(self.fields.name, t),
+                        Term::from_field_text(body, &t),
                         IndexRecordOption::WithFreqs,
                     )),
-                    2.0,
-                )),
-            ));
+                ));
+                clauses.push((
+                    Occur::Should,
+                    Box::new(BoostQuery::new(
+                        Box::new(TermQuery::new(
+                            Term::from_field_text(name, &t),
+                            IndexRecordOption::WithFreqs,
+                        )),
+                        2.0,
+                    )),
+                ));
+            }
+        }
+        if clauses.is_empty() {
+            return Ok(Vec::new());
         }
         let query = BooleanQuery::new(clauses);
         let searcher = self.reader.searcher();
@@ -165,6 +162,20 @@ impl RepoIndex {
         }
         Ok(out)
     }
+}
+
+/// The distinct terms `field`'s analyzer makes of `query`, in order.
+fn query_terms(index: &Index, field: Field, query: &str) -> Result<Vec<String>, IndexError> {
+    let mut analyzer = index.tokenizer_for_field(field)?;
+    let mut terms: Vec<String> = Vec::new();
+    let mut stream = analyzer.token_stream(query);
+    while stream.advance() {
+        let t = &stream.token().text;
+        if !terms.contains(t) {
+            terms.push(t.clone());
+        }
+    }
+    Ok(terms)
 }
 
 /// Weight of the vector ranking in the fusion (BM25's is 1). MiniLM's ranking counts

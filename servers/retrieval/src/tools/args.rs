@@ -34,7 +34,7 @@ pub struct IndexRepositoryArgs {
     /// Branch to index (git URLs only); empty = the remote's default branch.
     #[serde(default)]
     pub branch: Option<String>,
-    /// Globs selecting files to index, e.g. ['*.py', 'src/**']; empty = every indexable file (Python, Markdown, reST, text, config).
+    /// Globs selecting files to index, e.g. ['*.py', 'src/**']; empty = every indexable file (Python, TypeScript/JavaScript, Java, Go, Rust, Markdown, reST, text, config).
     #[serde(default)]
     pub include_patterns: Option<Vec<String>>,
     /// Globs of files to leave out, e.g. ['tests/', '*_pb2.py'].
@@ -82,11 +82,11 @@ pub enum ChunkTypeFilter {
     Function,
     /// Methods.
     Method,
-    /// Classes.
+    /// Classes and other types (interfaces, structs, enums, traits, Rust `impl` blocks).
     Class,
     /// Module-level code.
     Module,
-    /// Non-Python text.
+    /// Text files (Markdown, reST, plain text, config).
     Text,
 }
 

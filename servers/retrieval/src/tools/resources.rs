@@ -121,7 +121,7 @@ impl RetrievalTools {
         } else if path.ends_with(".md") {
             "text/markdown"
         } else {
-            "text/plain"
+            crate::chunk::code_language(path).map_or("text/plain", |l| source_mime(l.name()))
         };
         Ok(ResourceText {
             uri: uri.to_string(),
@@ -217,5 +217,17 @@ mod erased {
             serde_json::to_string_pretty(self)
                 .map_err(|e| ToolError::Invalid(format!("cannot encode the resource: {e}")))
         }
+    }
+}
+
+/// The MIME type of a source file in the `navbench_lang` language `name`.
+fn source_mime(name: &str) -> &'static str {
+    match name {
+        "typescript" | "tsx" => "text/typescript",
+        "javascript" => "text/javascript",
+        "java" => "text/x-java",
+        "go" => "text/x-go",
+        "rust" => "text/x-rust",
+        _ => "text/plain",
     }
 }
