@@ -65,7 +65,7 @@
 //! excluded (a class's own calls are those of its field initializers); `this.m()`,
 //! `self.m()`, `Self::m()` go first to the enclosing type's method `m`.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use navbench_lang::{DefKind, Language, ParsedFile};
@@ -158,6 +158,7 @@ pub(crate) fn add_file<'o>(
         foreign_impls: Vec::new(),
     };
     let mut linked: HashSet<(NodeIndex, NodeIndex)> = HashSet::new();
+    let mut slots: HashMap<NodeIndex, usize> = HashMap::new();
     for (i, d) in defs.iter().enumerate() {
         let Some(node) = node_of[i] else {
             if d.kind == DefKind::Impl && !d.bases.is_empty() {
@@ -166,7 +167,7 @@ pub(crate) fn add_file<'o>(
                     .filter(|&t| graph.node(t).kind == NodeKind::Class);
                 match ty {
                     Some(ty) => merge(
-                        &mut entity_of(&mut out, graph, ty, Some(ty)).bases,
+                        &mut entity_of(&mut out, &mut slots, graph, ty, Some(ty)).bases,
                         &d.bases,
                     ),
                     None => out.foreign_impls.push((d.name.clone(), d.bases.clone())),
@@ -182,33 +183,32 @@ pub(crate) fn add_file<'o>(
             NodeKind::Class => Some(node),
             _ => enclosing_type(graph, id, parsed, i),
         };
-        let e = entity_of(&mut out, graph, node, owner);
+        let e = entity_of(&mut out, &mut slots, graph, node, owner);
         merge(&mut e.calls, &d.calls);
         merge(&mut e.bases, &d.bases);
     }
     out
 }
 
-/// The entity record of `node` in `file`, made on first use.
+/// The entity record of `node` in `file`, made on first use (`slots`: node → its
+/// position in `file.entities`).
 fn entity_of<'f>(
     file: &'f mut SourceFile<'_>,
+    slots: &mut HashMap<NodeIndex, usize>,
     graph: &CodeGraph,
     node: NodeIndex,
     owner: Option<NodeIndex>,
 ) -> &'f mut Entity {
-    let pos = match file.entities.iter().position(|e| e.node == node) {
-        Some(p) => p,
-        None => {
-            file.entities.push(Entity {
-                node,
-                kind: graph.node(node).kind,
-                owner,
-                calls: Vec::new(),
-                bases: Vec::new(),
-            });
-            file.entities.len() - 1
-        }
-    };
+    let pos = *slots.entry(node).or_insert_with(|| {
+        file.entities.push(Entity {
+            node,
+            kind: graph.node(node).kind,
+            owner,
+            calls: Vec::new(),
+            bases: Vec::new(),
+        });
+        file.entities.len() - 1
+    });
     &mut file.entities[pos]
 }
 
