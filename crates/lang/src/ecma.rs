@@ -319,18 +319,16 @@ fn imports(node: Node<'_>, src: &str, out: &mut Vec<Import>) {
                 out.push(walk::import(unquote(source), binds.into_iter().collect()));
             }
         }
-        "call_expression" => {
-            if is_require(node, src) {
-                let first = node
-                    .child_by_field_name("arguments")
-                    .and_then(|a| a.named_child(0))
-                    .filter(|a| a.kind() == "string");
-                if let Some(arg) = first {
-                    out.push(walk::import(
-                        unquote(text(arg, src)),
-                        require_bindings(node, src),
-                    ));
-                }
+        "call_expression" if is_require(node, src) => {
+            let first = node
+                .child_by_field_name("arguments")
+                .and_then(|a| a.named_child(0))
+                .filter(|a| a.kind() == "string");
+            if let Some(arg) = first {
+                out.push(walk::import(
+                    unquote(text(arg, src)),
+                    require_bindings(node, src),
+                ));
             }
         }
         _ => {}
