@@ -94,6 +94,23 @@ pub struct Definition {
     /// A module-level unit: a type not inside a function, or a function whose only
     /// enclosing definitions are modules. These are LocAgent's "modules".
     pub module_level: bool,
+    /// The names this definition inherits from, as written (`Base`, `React.Component`,
+    /// `io.Reader`, `fmt::Display`), in source order, distinct: TS/JS `extends` and
+    /// `implements`, Java `extends`/`implements` (an interface's `extends` too), Go
+    /// embedded struct fields and embedded interfaces, Rust supertraits; for a Rust
+    /// `impl Trait for Type` block, the trait (a base of the type the block is named
+    /// by). Empty for other kinds and for Python (the graph builder reads Python's
+    /// bases itself).
+    pub bases: Vec<String>,
+    /// The calls made in this definition's own body, nested definitions excluded, as
+    /// the callee is written (`helper`, `this.render`, `fmt.Println`, `Foo::new`,
+    /// `obj.method`), in order of first occurrence, distinct. Instantiations count as
+    /// calls of the type: `new Foo()` (TS/JS, Java), Go composite literals `Foo{…}`,
+    /// Rust struct expressions `Foo { … }`, JSX elements `<Button/>` with a capitalised
+    /// name. Calls in lambdas, closures and anonymous classes belong to the enclosing
+    /// definition; calls in a type's body outside its members (field initializers)
+    /// to the type. Macro invocations are not calls. Empty for Python.
+    pub calls: Vec<String>,
 }
 
 impl Definition {
@@ -110,15 +127,46 @@ impl Definition {
 
 /// One imported module path, as the language writes it (`java.util.List`,
 /// `./util`, `fmt`, `std::collections::HashMap`, `.pkg.mod` for Python's relative
-/// imports), with the lines of the statement that imports it.
+/// imports), with the lines of the statement that imports it and the names it binds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Import {
     /// The module path (not resolved to a file).
     pub module: String,
+    /// The names the import binds in the file, where the language says so: TS/JS
+    /// default, named and namespace imports and `require` bound to a variable or a
+    /// destructuring pattern; Java single-type imports (`C` for `import a.b.C;`);
+    /// Go imports (the alias, or the path's last element); Rust `use` paths (the last
+    /// segment or the `as` alias). Empty for wildcard imports, side-effect imports,
+    /// re-exports and Python.
+    pub binds: Vec<Binding>,
     /// 1-based first line of the import statement.
     pub start_line: usize,
     /// 1-based last line of the import statement, inclusive.
     pub end_line: usize,
+}
+
+/// One name an [`Import`] binds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Binding {
+    /// The name the importing file uses (the alias when there is one).
+    pub local: String,
+    /// The name the module exports it under, when the import names an item of a
+    /// module that is written separately from it (TS/JS `import { a as b } from 'm'`:
+    /// `Some("a")`; a default import: `Some("default")`). `None` when `local` names
+    /// the import's path itself: a namespace import, a `require` bound to a variable,
+    /// a Go package, a Java type, a Rust path (whose last segment may be an item or a
+    /// module).
+    pub imported: Option<String>,
+}
+
+impl Binding {
+    /// A binding of `local` to the import's path itself.
+    pub fn path(local: &str) -> Binding {
+        Binding {
+            local: local.to_string(),
+            imported: None,
+        }
+    }
 }
 
 /// A file reduced to what localization needs, by one parse.

@@ -21,13 +21,23 @@
 //! belongs to whatever encloses the literal), callbacks passed as arguments
 //! and immediately invoked function expressions are not definitions (their code
 //! belongs to whatever encloses them). Imports: `import … from 'm'`, `export … from
-//! 'm'`, `import x = require('m')` and `require('m')` calls.
+//! 'm'`, `import x = require('m')` and `require('m')` calls; their bindings: default
+//! imports (`imported` = `default`), named imports (`{ a as b }`), namespace imports,
+//! `require` bound to a variable or destructured (`const { a: b } = require('m')`).
+//! Re-exports bind nothing.
+//!
+//! Bases: `extends` (a class's superclass expression as written, `React.Component`)
+//! and `implements` of classes, `extends` of interfaces, without type arguments.
+//! Calls: call expressions (`f`, `this.render`, `obj.a.b`; a call of a call's result
+//! by its last property only; `require` and dynamic `import()` are imports, not
+//! calls), `new Foo()` as a call of `Foo`, and JSX elements whose name is capitalised
+//! or dotted (`<Button/>`, `<Foo.Bar>`: components) as calls of the component.
 
 use tree_sitter::Node;
 
 use crate::Language;
-use crate::definition::{DefKind, Definition, ParsedFile};
-use crate::walk::{self, Found, Grammar, Visit, def, field_text, parent_kind, text};
+use crate::definition::{Binding, DefKind, Definition, Import, ParsedFile};
+use crate::walk::{self, Found, Grammar, Visit, def, dotted, field_text, parent_kind, text};
 
 /// The TypeScript front end (`.ts`, `.mts`, `.cts`).
 pub struct TypeScript;
@@ -89,8 +99,16 @@ impl Grammar for TypeScript {
         classify(node, src, scope)
     }
 
-    fn imports(&self, node: Node<'_>, src: &str, out: &mut Vec<String>) {
+    fn imports(&self, node: Node<'_>, src: &str, out: &mut Vec<Import>) {
         imports(node, src, out);
+    }
+
+    fn bases(&self, node: Node<'_>, src: &str) -> Vec<String> {
+        bases(node, src)
+    }
+
+    fn call(&self, node: Node<'_>, src: &str) -> Option<String> {
+        call(node, src)
     }
 }
 
@@ -103,8 +121,16 @@ impl Grammar for Tsx {
         classify(node, src, scope)
     }
 
-    fn imports(&self, node: Node<'_>, src: &str, out: &mut Vec<String>) {
+    fn imports(&self, node: Node<'_>, src: &str, out: &mut Vec<Import>) {
         imports(node, src, out);
+    }
+
+    fn bases(&self, node: Node<'_>, src: &str) -> Vec<String> {
+        bases(node, src)
+    }
+
+    fn call(&self, node: Node<'_>, src: &str) -> Option<String> {
+        call(node, src)
     }
 }
 
@@ -117,8 +143,16 @@ impl Grammar for JavaScript {
         classify(node, src, scope)
     }
 
-    fn imports(&self, node: Node<'_>, src: &str, out: &mut Vec<String>) {
+    fn imports(&self, node: Node<'_>, src: &str, out: &mut Vec<Import>) {
         imports(node, src, out);
+    }
+
+    fn bases(&self, node: Node<'_>, src: &str) -> Vec<String> {
+        bases(node, src)
+    }
+
+    fn call(&self, node: Node<'_>, src: &str) -> Option<String> {
+        call(node, src)
     }
 }
 
@@ -265,31 +299,187 @@ fn unquote(s: &str) -> String {
         .to_string()
 }
 
-fn imports(node: Node<'_>, src: &str, out: &mut Vec<String>) {
+fn imports(node: Node<'_>, src: &str, out: &mut Vec<Import>) {
     match node.kind() {
         "import_statement" | "export_statement" => {
             if let Some(source) = field_text(node, "source", src) {
-                out.push(unquote(source));
+                let mut binds = Vec::new();
+                if node.kind() == "import_statement" {
+                    import_bindings(node, src, &mut binds);
+                }
+                out.push(walk::import(unquote(source), binds));
             }
         }
         "import_require_clause" => {
             if let Some(source) = field_text(node, "source", src) {
-                out.push(unquote(source));
+                let binds = node
+                    .named_child(0)
+                    .filter(|n| n.kind() == "identifier")
+                    .map(|n| Binding::path(text(n, src)));
+                out.push(walk::import(unquote(source), binds.into_iter().collect()));
             }
         }
-        "call_expression" => {
-            let callee = node.child_by_field_name("function");
-            if callee.is_some_and(|f| f.kind() == "identifier" && text(f, src) == "require") {
-                let first = node
-                    .child_by_field_name("arguments")
-                    .and_then(|a| a.named_child(0))
-                    .filter(|a| a.kind() == "string");
-                if let Some(arg) = first {
-                    out.push(unquote(text(arg, src)));
-                }
+        "call_expression" if is_require(node, src) => {
+            let first = node
+                .child_by_field_name("arguments")
+                .and_then(|a| a.named_child(0))
+                .filter(|a| a.kind() == "string");
+            if let Some(arg) = first {
+                out.push(walk::import(
+                    unquote(text(arg, src)),
+                    require_bindings(node, src),
+                ));
             }
         }
         _ => {}
+    }
+}
+
+/// Whether `node` (a call) is `require(…)`.
+fn is_require(node: Node<'_>, src: &str) -> bool {
+    node.child_by_field_name("function")
+        .is_some_and(|f| f.kind() == "identifier" && text(f, src) == "require")
+}
+
+/// The names an `import` statement's clause binds.
+fn import_bindings(stmt: Node<'_>, src: &str, out: &mut Vec<Binding>) {
+    let mut cursor = stmt.walk();
+    let Some(clause) = stmt
+        .named_children(&mut cursor)
+        .find(|c| c.kind() == "import_clause")
+    else {
+        return;
+    };
+    let mut cursor = clause.walk();
+    for part in clause.named_children(&mut cursor) {
+        match part.kind() {
+            "identifier" => out.push(Binding {
+                local: text(part, src).to_string(),
+                imported: Some("default".to_string()),
+            }),
+            "namespace_import" => {
+                if let Some(id) = part.named_child(0) {
+                    out.push(Binding::path(text(id, src)));
+                }
+            }
+            "named_imports" => {
+                let mut c = part.walk();
+                for spec in part.named_children(&mut c) {
+                    let Some(name) = field_text(spec, "name", src) else {
+                        continue;
+                    };
+                    let name = unquote(name);
+                    let local = field_text(spec, "alias", src).map_or(name.clone(), str::to_string);
+                    out.push(Binding {
+                        local,
+                        imported: Some(name),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The names a `require(…)` call binds: the variable it initialises, or the
+/// properties a destructuring pattern takes from it.
+fn require_bindings(call: Node<'_>, src: &str) -> Vec<Binding> {
+    let Some(decl) = call.parent().filter(|p| p.kind() == "variable_declarator") else {
+        return Vec::new();
+    };
+    let Some(name) = decl.child_by_field_name("name") else {
+        return Vec::new();
+    };
+    match name.kind() {
+        "identifier" => vec![Binding::path(text(name, src))],
+        "object_pattern" => {
+            let mut cursor = name.walk();
+            name.named_children(&mut cursor)
+                .filter_map(|p| match p.kind() {
+                    "shorthand_property_identifier_pattern" => {
+                        let n = text(p, src).to_string();
+                        Some(Binding {
+                            local: n.clone(),
+                            imported: Some(n),
+                        })
+                    }
+                    "pair_pattern" => Some(Binding {
+                        local: field_text(p, "value", src)?.to_string(),
+                        imported: Some(field_text(p, "key", src)?.to_string()),
+                    }),
+                    _ => None,
+                })
+                .collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Leaf kinds of the names [`dotted`] reads in TS/JS.
+const LEAVES: &[&str] = &[
+    "identifier",
+    "type_identifier",
+    "property_identifier",
+    "private_property_identifier",
+    "this",
+    "super",
+];
+
+/// What a class or interface definition inherits from (see the module docs).
+fn bases(node: Node<'_>, src: &str) -> Vec<String> {
+    let class = match node.kind() {
+        "variable_declarator" | "export_statement" => node.child_by_field_name("value"),
+        _ => Some(node),
+    };
+    let mut out = Vec::new();
+    if let Some(class) = class {
+        heritage(class, src, &mut out);
+    }
+    out
+}
+
+/// Appends the type names in `node`'s heritage clauses.
+fn heritage(node: Node<'_>, src: &str, out: &mut Vec<String>) {
+    let mut cursor = node.walk();
+    for child in node.named_children(&mut cursor) {
+        match child.kind() {
+            "class_heritage" | "extends_clause" | "implements_clause" | "extends_type_clause" => {
+                let mut c = child.walk();
+                for ty in child.named_children(&mut c) {
+                    match ty.kind() {
+                        "type_arguments" => {}
+                        "extends_clause" | "implements_clause" => {
+                            heritage(child, src, out);
+                            break;
+                        }
+                        _ => out.extend(dotted(ty, src, LEAVES)),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The callee of a call, instantiation or component element (see the module docs).
+fn call(node: Node<'_>, src: &str) -> Option<String> {
+    match node.kind() {
+        "call_expression" if !is_require(node, src) => {
+            let f = node.child_by_field_name("function")?;
+            match f.kind() {
+                "import" => None,
+                "call_expression" => None,
+                _ => dotted(f, src, LEAVES),
+            }
+        }
+        "new_expression" => dotted(node.child_by_field_name("constructor")?, src, LEAVES),
+        "jsx_opening_element" | "jsx_self_closing_element" => {
+            let name = node.child_by_field_name("name")?;
+            let component = name.kind() == "member_expression"
+                || text(name, src).starts_with(|c: char| c.is_ascii_uppercase());
+            component.then(|| dotted(name, src, LEAVES)).flatten()
+        }
+        _ => None,
     }
 }
 
@@ -484,5 +674,89 @@ module.exports = function () {};
         assert_eq!(&min[k.span.clone()], "class K{m(){return f(2)}}");
         assert_eq!(modules_of(&file), ["x"]);
         assert!(JavaScript.parse("function (").has_syntax_errors);
+    }
+
+    #[test]
+    fn ecma_bases_calls_and_import_bindings() {
+        let src = "\
+import React, { Component as C, useState } from 'react';
+import * as path from './path';
+import './side-effect';
+export { x } from './x';
+const { a, b: bee } = require('./ab');
+const util = require('util');
+
+interface Named extends Base, ns.Other<T> {}
+
+export class Panel extends React.Component<Props> implements Named, Api {
+  state = make();
+
+  render() {
+    const h = () => this.helper(1);
+    function inner() { notMine(); }
+    new Widget(path.join('a'), util.format());
+    fetch().then(done);
+    return <Layout.Main><Button onClick={h} /><div /></Layout.Main>;
+  }
+}
+
+var K = class extends Panel {};
+";
+        let file = Tsx.parse(src);
+        assert!(!file.has_syntax_errors);
+        let by_name = |q: &str| {
+            file.definitions
+                .iter()
+                .find(|d| d.qualname == q)
+                .unwrap_or_else(|| panic!("{q}"))
+        };
+        assert_eq!(by_name("Named").bases, ["Base", "ns.Other"]);
+        assert_eq!(by_name("Panel").bases, ["React.Component", "Named", "Api"]);
+        assert_eq!(by_name("Panel").calls, ["make"]);
+        assert_eq!(by_name("K").bases, ["Panel"]);
+        assert_eq!(
+            by_name("Panel.render").calls,
+            [
+                "Widget",
+                "path.join",
+                "util.format",
+                "then",
+                "fetch",
+                "Layout.Main",
+                "Button"
+            ]
+        );
+        assert_eq!(by_name("Panel.render.h").calls, ["this.helper"]);
+        assert_eq!(by_name("Panel.render.inner").calls, ["notMine"]);
+        let imports: Vec<(&str, Vec<(&str, Option<&str>)>)> = file
+            .imports
+            .iter()
+            .map(|i| {
+                let binds = i
+                    .binds
+                    .iter()
+                    .map(|b| (b.local.as_str(), b.imported.as_deref()))
+                    .collect();
+                (i.module.as_str(), binds)
+            })
+            .collect();
+        assert_eq!(
+            imports,
+            [
+                (
+                    "react",
+                    vec![
+                        ("React", Some("default")),
+                        ("C", Some("Component")),
+                        ("useState", Some("useState"))
+                    ]
+                ),
+                ("./path", vec![("path", None)]),
+                ("./side-effect", vec![]),
+                ("./x", vec![]),
+                ("./ab", vec![("a", Some("a")), ("bee", Some("b"))]),
+                ("util", vec![("util", None)]),
+            ]
+        );
     }
 }

@@ -12,13 +12,19 @@
 //! bodies: their methods are not definitions, their code belongs to whatever
 //! encloses them (a method, or the type for a field initializer); lambdas. Imports:
 //! `import a.b.C;`, `import a.b.*;`, `import static a.B.m;` give `a.b.C`, `a.b.*`,
-//! `a.B.m`.
+//! `a.B.m`; single imports bind their last name (`C`, `m`), wildcards nothing.
+//!
+//! Bases: `extends` and `implements` of classes, records and enums, an interface's
+//! `extends`, by the type's name without type arguments (`Base`, `java.io.Closeable`).
+//! Calls: method invocations (`helper`, `this.render`, `list.add`, `Outer.util`) and
+//! instance creations (`new Foo<>()` calls `Foo`); `this(…)`/`super(…)` constructor
+//! calls and method references (`Foo::bar`) are not read.
 
 use tree_sitter::Node;
 
 use crate::Language;
-use crate::definition::{DefKind, Definition, ParsedFile};
-use crate::walk::{self, Grammar, Visit, def, field_text, parent_kind, text};
+use crate::definition::{Binding, DefKind, Definition, Import, ParsedFile};
+use crate::walk::{self, Grammar, Visit, def, dotted, field_text, parent_kind, text};
 
 /// The Java front end.
 pub struct Java;
@@ -74,7 +80,7 @@ impl Grammar for Java {
         }
     }
 
-    fn imports(&self, node: Node<'_>, src: &str, out: &mut Vec<String>) {
+    fn imports(&self, node: Node<'_>, src: &str, out: &mut Vec<Import>) {
         if node.kind() != "import_declaration" {
             return;
         }
@@ -89,8 +95,74 @@ impl Grammar for Java {
         }
         path.retain(|c| !c.is_whitespace());
         if !path.is_empty() {
-            out.push(path);
+            let binds = match path.rsplit('.').next() {
+                Some(last) if last != "*" => vec![Binding::path(last)],
+                _ => Vec::new(),
+            };
+            out.push(walk::import(path, binds));
         }
+    }
+
+    fn bases(&self, node: Node<'_>, src: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut cursor = node.walk();
+        for clause in node.named_children(&mut cursor) {
+            if !matches!(
+                clause.kind(),
+                "superclass" | "super_interfaces" | "extends_interfaces"
+            ) {
+                continue;
+            }
+            let mut c = clause.walk();
+            for child in clause.named_children(&mut c) {
+                if child.kind() == "type_list" {
+                    let mut l = child.walk();
+                    out.extend(
+                        child
+                            .named_children(&mut l)
+                            .filter_map(|t| type_name(t, src)),
+                    );
+                } else {
+                    out.extend(type_name(child, src));
+                }
+            }
+        }
+        out
+    }
+
+    fn call(&self, node: Node<'_>, src: &str) -> Option<String> {
+        match node.kind() {
+            "method_invocation" => {
+                let name = field_text(node, "name", src)?;
+                match node
+                    .child_by_field_name("object")
+                    .and_then(|o| dotted(o, src, &["identifier", "this", "super"]))
+                {
+                    Some(object) => Some(format!("{object}.{name}")),
+                    None => Some(name.to_string()),
+                }
+            }
+            "object_creation_expression" => type_name(node.child_by_field_name("type")?, src),
+            _ => None,
+        }
+    }
+}
+
+/// A type's name without type arguments or annotations: `Foo`, `a.b.Foo`, `Map` for
+/// `Map<K, V>`; `None` for anything else (arrays, primitives).
+fn type_name(ty: Node<'_>, src: &str) -> Option<String> {
+    match ty.kind() {
+        "type_identifier" => Some(text(ty, src).to_string()),
+        "scoped_type_identifier" => {
+            let mut cursor = ty.walk();
+            let parts: Vec<String> = ty
+                .named_children(&mut cursor)
+                .filter_map(|p| type_name(p, src))
+                .collect();
+            (!parts.is_empty()).then(|| parts.join("."))
+        }
+        "generic_type" => type_name(ty.named_child(0)?, src),
+        _ => None,
     }
 }
 
@@ -175,5 +247,55 @@ public class Cache<K, V> {
         );
         assert!(!file.has_code(7), "a Javadoc line");
         assert!(Java.parse("class A { void m( }").has_syntax_errors);
+    }
+
+    #[test]
+    fn java_bases_calls_and_import_bindings() {
+        let src = "\
+import com.google.gson.internal.Excluder;
+import java.util.*;
+
+public final class Gson extends Base<String> implements java.io.Closeable, Api {
+    private final Excluder excluder = Excluder.create();
+
+    public Gson() {
+        this(Excluder.DEFAULT);
+        init();
+    }
+
+    public String toJson(Object src) {
+        StringWriter writer = new StringWriter();
+        this.toJson(src, writer);
+        Runnable r = new Runnable() { public void run() { inAnon(); } };
+        list.stream().map(x -> convert(x));
+        return writer.toString();
+    }
+}
+
+interface Api extends Closeable, Flushable {}
+";
+        let file = Java.parse(src);
+        assert!(!file.has_syntax_errors);
+        let gson = &file.definitions[0];
+        assert_eq!(gson.bases, ["Base", "java.io.Closeable", "Api"]);
+        assert_eq!(gson.calls, ["Excluder.create"]);
+        assert_eq!(file.definitions[1].calls, ["init"]);
+        assert_eq!(
+            file.definitions[2].calls,
+            [
+                "StringWriter",
+                "this.toJson",
+                "Runnable",
+                "inAnon",
+                "map",
+                "list.stream",
+                "convert",
+                "writer.toString"
+            ]
+        );
+        assert_eq!(file.definitions[3].bases, ["Closeable", "Flushable"]);
+        let binds: Vec<usize> = file.imports.iter().map(|i| i.binds.len()).collect();
+        assert_eq!(binds, [1, 0]);
+        assert_eq!(file.imports[0].binds[0].local, "Excluder");
     }
 }

@@ -66,7 +66,7 @@ pub mod python;
 pub mod rust;
 mod walk;
 
-pub use definition::{DefKind, Definition, Import, ParsedFile};
+pub use definition::{Binding, DefKind, Definition, Import, ParsedFile};
 
 /// One language's front end. Implementations are unit structs registered in
 /// `LANGUAGES`; callers reach them through [`language_for_path`] or [`languages`].

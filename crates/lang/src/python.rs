@@ -7,13 +7,14 @@
 //! it is `__init__`; every other `def` is a [`DefKind::Function`] (nested ones
 //! included, `outer.inner`). Lines are `ast`'s (decorators excluded), the syntax verdict
 //! is CPython 3.11's. Imports: one entry per imported module (`a.b` for
-//! `import a.b as c`, `..p.q` for `from ..p.q import x`).
+//! `import a.b as c`, `..p.q` for `from ..p.q import x`). Bases, calls and import
+//! bindings are left empty: the graph builder reads them from Python itself.
 
 use navbench_python::{EntityKind, lone_cr_as_newline, parse_module};
 use tree_sitter::Node;
 
 use crate::Language;
-use crate::definition::{DefKind, Definition, ParsedFile};
+use crate::definition::{DefKind, Definition, Import, ParsedFile};
 use crate::walk::{self, Grammar, Visit};
 
 /// The Python front end.
@@ -62,6 +63,8 @@ impl Language for Python {
                     end_line: e.end_line,
                     span: e.span.clone(),
                     module_level: e.depth == 0,
+                    bases: Vec::new(),
+                    calls: Vec::new(),
                 }
             })
             .collect();
@@ -78,15 +81,21 @@ impl Grammar for Python {
         Visit::Descend // definitions come from navbench-python
     }
 
-    fn imports(&self, node: Node<'_>, src: &str, out: &mut Vec<String>) {
+    fn imports(&self, node: Node<'_>, src: &str, out: &mut Vec<Import>) {
         let Some(import) = navbench_python::imports::import_of(node, src) else {
             return;
         };
         if import.is_from {
             let dots = ".".repeat(import.level);
-            out.push(format!("{dots}{}", import.module.unwrap_or_default()));
+            let module = format!("{dots}{}", import.module.unwrap_or_default());
+            out.push(walk::import(module, Vec::new()));
         } else {
-            out.extend(import.names.into_iter().map(|(name, _)| name));
+            out.extend(
+                import
+                    .names
+                    .into_iter()
+                    .map(|(name, _)| walk::import(name, Vec::new())),
+            );
         }
     }
 }

@@ -15,13 +15,21 @@
 //! `impl` or trait); `const`/`static` items. Lines start at the item's keyword or
 //! visibility: `#[attributes]` and doc comments above an item are not part of it.
 //! Imports: each path of a `use` tree, groups expanded (`use a::{b, c::d}` gives
-//! `a::b` and `a::c::d`), and `extern crate` names.
+//! `a::b` and `a::c::d`; `use a::{self}` gives `a`), binding its last segment or its
+//! `as` alias (globs bind nothing), and `extern crate` names. `mod x;` declarations
+//! are not imports here (the graph builder reads them from the file's text).
+//!
+//! Bases: the trait of an `impl Trait for Type` block (on the [`DefKind::Impl`]
+//! definition: a base of `Type`), a trait's supertraits. Calls: call expressions
+//! (`helper`, `Foo::new`, `self.render`, `obj.method`, `f::<T>` as `f`) and struct
+//! expressions (`Foo { … }` calls `Foo`); macro invocations are not calls, and
+//! neither is what a macro's tokens hold (`println!("{}", f())` does not call `f`).
 
 use tree_sitter::Node;
 
 use crate::Language;
-use crate::definition::{DefKind, Definition, ParsedFile};
-use crate::walk::{self, Grammar, Visit, def, field_text, text};
+use crate::definition::{Binding, DefKind, Definition, Import, ParsedFile};
+use crate::walk::{self, Grammar, Visit, def, dotted, field_text, text};
 
 /// The Rust front end.
 pub struct Rust;
@@ -97,25 +105,82 @@ impl Grammar for Rust {
         }
     }
 
-    fn imports(&self, node: Node<'_>, src: &str, out: &mut Vec<String>) {
+    fn imports(&self, node: Node<'_>, src: &str, out: &mut Vec<Import>) {
         match node.kind() {
             "use_declaration" => {
+                let mut paths = Vec::new();
                 if let Some(tree) = node.child_by_field_name("argument") {
-                    use_paths(tree, src, "", out);
+                    use_paths(tree, src, "", None, &mut paths);
                 }
+                out.extend(paths.into_iter().map(|(path, alias)| {
+                    let path = path.strip_suffix("::self").unwrap_or(&path).to_string();
+                    let local = alias.or_else(|| {
+                        let last = path.rsplit("::").next().unwrap_or(&path);
+                        (last != "*" && !last.is_empty()).then(|| last.to_string())
+                    });
+                    walk::import(path, local.iter().map(|l| Binding::path(l)).collect())
+                }));
             }
             "extern_crate_declaration" => {
                 if let Some(name) = field_text(node, "name", src) {
-                    out.push(name.to_string());
+                    let local = field_text(node, "alias", src).unwrap_or(name);
+                    out.push(walk::import(name.to_string(), vec![Binding::path(local)]));
                 }
             }
             _ => {}
         }
     }
+
+    fn bases(&self, node: Node<'_>, src: &str) -> Vec<String> {
+        match node.kind() {
+            "impl_item" => node
+                .child_by_field_name("trait")
+                .and_then(|t| dotted(t, src, LEAVES))
+                .into_iter()
+                .collect(),
+            "trait_item" => {
+                let Some(bounds) = node.child_by_field_name("bounds") else {
+                    return Vec::new();
+                };
+                let mut cursor = bounds.walk();
+                bounds
+                    .named_children(&mut cursor)
+                    .filter_map(|b| dotted(b, src, LEAVES))
+                    .collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn call(&self, node: Node<'_>, src: &str) -> Option<String> {
+        match node.kind() {
+            "call_expression" => dotted(node.child_by_field_name("function")?, src, LEAVES),
+            "struct_expression" => dotted(node.child_by_field_name("name")?, src, LEAVES),
+            _ => None,
+        }
+    }
 }
 
-/// Appends the paths of a `use` tree under `prefix` (`a::` …), groups expanded.
-fn use_paths(node: Node<'_>, src: &str, prefix: &str, out: &mut Vec<String>) {
+/// Leaf kinds of the names [`dotted`] reads in Rust.
+const LEAVES: &[&str] = &[
+    "identifier",
+    "type_identifier",
+    "field_identifier",
+    "primitive_type",
+    "self",
+    "crate",
+    "super",
+];
+
+/// Appends the paths of a `use` tree under `prefix` (`a::` …), groups expanded, each
+/// with its `as` alias.
+fn use_paths(
+    node: Node<'_>,
+    src: &str,
+    prefix: &str,
+    alias: Option<String>,
+    out: &mut Vec<(String, Option<String>)>,
+) {
     match node.kind() {
         "scoped_use_list" => {
             let path = field_text(node, "path", src).unwrap_or("");
@@ -125,25 +190,26 @@ fn use_paths(node: Node<'_>, src: &str, prefix: &str, out: &mut Vec<String>) {
                 format!("{prefix}{path}::")
             };
             if let Some(list) = node.child_by_field_name("list") {
-                use_paths(list, src, &inner, out);
+                use_paths(list, src, &inner, None, out);
             }
         }
         "use_list" => {
             let mut cursor = node.walk();
             for child in node.named_children(&mut cursor) {
-                use_paths(child, src, prefix, out);
+                use_paths(child, src, prefix, None, out);
             }
         }
         "use_as_clause" => {
             if let Some(path) = node.child_by_field_name("path") {
-                use_paths(path, src, prefix, out);
+                let alias = field_text(node, "alias", src).map(str::to_string);
+                use_paths(path, src, prefix, alias, out);
             }
         }
         _ if node.kind().ends_with("comment") => {}
         _ => {
             let path: String = text(node, src).split_whitespace().collect();
             if !path.is_empty() {
-                out.push(format!("{prefix}{path}"));
+                out.push((format!("{prefix}{path}"), alias));
             }
         }
     }
@@ -260,5 +326,57 @@ fn free() {}
             "doc comment vs attribute"
         );
         assert!(Rust.parse("fn f( {}").has_syntax_errors);
+    }
+
+    #[test]
+    fn rust_bases_calls_and_use_bindings() {
+        let src = "\
+use std::collections::{self, HashMap as Map};
+use crate::searcher::Searcher;
+use grep::*;
+
+pub trait Sink: Clone + fmt::Debug {}
+
+impl<T> fmt::Display for Wrapper<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = Searcher::new();
+        self.render(f);
+        helper::<u8>(1);
+        println!(\"{}\", not_a_call());
+        Point { x: 1 }
+    }
+}
+";
+        let file = Rust.parse(src);
+        assert!(!file.has_syntax_errors);
+        assert_eq!(file.definitions[0].bases, ["Clone", "fmt::Debug"]);
+        let imp = &file.definitions[1];
+        assert_eq!(
+            (imp.kind, imp.bases.as_slice()),
+            (DefKind::Impl, &["fmt::Display".to_string()][..])
+        );
+        assert_eq!(
+            file.definitions[2].calls,
+            ["Searcher::new", "self.render", "helper", "Point"]
+        );
+        let imports: Vec<(&str, Vec<&str>)> = file
+            .imports
+            .iter()
+            .map(|i| {
+                (
+                    i.module.as_str(),
+                    i.binds.iter().map(|b| b.local.as_str()).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            imports,
+            [
+                ("std::collections", vec!["collections"]),
+                ("std::collections::HashMap", vec!["Map"]),
+                ("crate::searcher::Searcher", vec!["Searcher"]),
+                ("grep::*", vec![]),
+            ]
+        );
     }
 }

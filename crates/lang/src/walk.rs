@@ -4,7 +4,7 @@
 
 use tree_sitter::{Node, Parser};
 
-use crate::definition::{DefKind, Definition, Import, ParsedFile};
+use crate::definition::{Binding, DefKind, Definition, Import, ParsedFile};
 
 /// A definition a grammar recognised at a node.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,8 +39,21 @@ pub(crate) trait Grammar {
     /// What `node` is; `scope` is the innermost enclosing definition.
     fn classify(&self, node: Node<'_>, src: &str, scope: Option<&Definition>) -> Visit;
 
-    /// Appends the module paths `node` imports, if it is an import.
-    fn imports(&self, node: Node<'_>, src: &str, out: &mut Vec<String>);
+    /// Appends the imports `node` makes, if it is an import (their lines are set by
+    /// the walk: build them with [`import`]).
+    fn imports(&self, node: Node<'_>, src: &str, out: &mut Vec<Import>);
+
+    /// The names the definition at `node` inherits from (see [`Definition::bases`]);
+    /// asked only of nodes [`Grammar::classify`] made definitions.
+    fn bases(&self, _node: Node<'_>, _src: &str) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The callee of `node`, as written, if `node` is a call or an instantiation (see
+    /// [`Definition::calls`]).
+    fn call(&self, _node: Node<'_>, _src: &str) -> Option<String> {
+        None
+    }
 
     /// Whether a node of this kind is a comment (its text is not code).
     fn is_comment(&self, kind: &str) -> bool {
@@ -100,7 +113,7 @@ pub(crate) fn parse(grammar: &dyn Grammar, source: &str) -> ParsedFile {
     };
     // (node, innermost enclosing definition, whether definitions may start here)
     let mut stack: Vec<(Node<'_>, Option<usize>, bool)> = vec![(root, None, true)];
-    let mut modules: Vec<String> = Vec::new();
+    let mut found: Vec<Import> = Vec::new();
     while let Some((node, scope, defs_allowed)) = stack.pop() {
         if grammar.is_comment(node.kind()) {
             continue;
@@ -109,23 +122,33 @@ pub(crate) fn parse(grammar: &dyn Grammar, source: &str) -> ParsedFile {
             mark_code(node, &mut file.code_lines);
             continue;
         }
-        modules.clear();
-        grammar.imports(node, source, &mut modules);
-        if !modules.is_empty() {
+        grammar.imports(node, source, &mut found);
+        if !found.is_empty() {
             let (start_line, end_line) = lines(node);
-            file.imports.extend(modules.drain(..).map(|module| Import {
-                module,
+            file.imports.extend(found.drain(..).map(|i| Import {
                 start_line,
                 end_line,
+                ..i
             }));
+        }
+        if let (Some(s), Some(callee)) = (scope, grammar.call(node, source)) {
+            let calls = &mut file.definitions[s].calls;
+            if !callee.is_empty() && !calls.contains(&callee) {
+                calls.push(callee);
+            }
         }
         let (mut inner, mut allowed) = (scope, defs_allowed);
         if defs_allowed {
             let visit = grammar.classify(node, source, scope.map(|i| &file.definitions[i]));
             match visit {
-                Visit::Def(found) => {
+                Visit::Def(def_found) => {
                     inner = Some(file.definitions.len());
-                    let def = definition(node, found, scope, &file.definitions);
+                    let mut def = definition(node, def_found, scope, &file.definitions);
+                    for base in grammar.bases(node, source) {
+                        if !base.is_empty() && !def.bases.contains(&base) {
+                            def.bases.push(base);
+                        }
+                    }
                     file.definitions.push(def);
                 }
                 Visit::Opaque => allowed = false,
@@ -191,6 +214,8 @@ fn definition(
         end_line,
         span: node.byte_range(),
         module_level,
+        bases: Vec::new(),
+        calls: Vec::new(),
     }
 }
 
@@ -212,4 +237,53 @@ pub(crate) fn def_owned(kind: DefKind, name: &str, owner: Option<String>) -> Vis
         name: name.to_string(),
         owner,
     })
+}
+
+/// An import of `module` binding `binds` (lines are set by the walk).
+pub(crate) fn import(module: String, binds: Vec<Binding>) -> Import {
+    Import {
+        module,
+        binds,
+        start_line: 0,
+        end_line: 0,
+    }
+}
+
+/// A name path as written, without whitespace: `a.b`, `Foo::new`; `None` when `node`
+/// is not one of `path_kinds` nor a leaf of `leaf_kinds` (a call, an index, a literal:
+/// nothing a name can be read from). `join` is what separates a `field`/`property`
+/// from its object.
+pub(crate) fn dotted(node: Node<'_>, src: &str, leaf_kinds: &[&str]) -> Option<String> {
+    let kind = node.kind();
+    if leaf_kinds.contains(&kind) {
+        let t: String = text(node, src).split_whitespace().collect();
+        return (!t.is_empty()).then_some(t);
+    }
+    let (object, member, sep) = match kind {
+        // TS/JS `a.b`, Go `a.b`, Java `a.b`, Rust `a.b`
+        "member_expression" => ("object", "property", "."),
+        "selector_expression" => ("operand", "field", "."),
+        "field_access" => ("object", "field", "."),
+        "field_expression" => ("value", "field", "."),
+        "scoped_identifier" | "scoped_type_identifier" => ("path", "name", "::"),
+        "nested_type_identifier" => ("module", "name", "."),
+        "qualified_type" => ("package", "name", "."),
+        "generic_type" | "generic_function" => {
+            let inner = node
+                .child_by_field_name("type")
+                .or_else(|| node.child_by_field_name("function"))
+                .or_else(|| node.child_by_field_name("name"))
+                .or_else(|| node.named_child(0))?;
+            return dotted(inner, src, leaf_kinds);
+        }
+        _ => return None,
+    };
+    let member = field_text(node, member, src)?;
+    match node
+        .child_by_field_name(object)
+        .and_then(|o| dotted(o, src, leaf_kinds))
+    {
+        Some(o) => Some(format!("{o}{sep}{member}")),
+        None => Some(member.to_string()),
+    }
 }

@@ -117,7 +117,8 @@ fn clean_git_commit(root: &Path) -> Option<String> {
     statuses.is_empty().then(|| head.to_string())
 }
 
-/// xxh3 over the sorted directory paths and `.py` files (path, size, bytes) under
+/// xxh3 over the sorted directory paths and source files (`.py` and the other
+/// languages the builder reads: path, size, bytes) under
 /// `root`, skipping symbolic links and paths containing `.git` (as the builder does).
 fn content_hash(root: &Path) -> u64 {
     let mut dirs: Vec<String> = Vec::new();
@@ -144,7 +145,7 @@ fn content_hash(root: &Path) -> u64 {
             if ft.is_dir() {
                 dirs.push(child.clone());
                 stack.push((entry.path(), child));
-            } else if name.ends_with(".py") {
+            } else if name.ends_with(".py") || navbench_lang::language_for_path(&name).is_some() {
                 files.push((child, entry.path()));
             }
         }

@@ -27,8 +27,13 @@
 //!   `imports` with an optional alias), with an id index and networkx-ordered
 //!   neighbour access for the traversal tools.
 //! - [`builder::build_graph`] / [`builder::build_graph_with`]: build it from a directory.
+//!   Python files are read as LocAgent reads them; TypeScript/TSX, JavaScript/JSX,
+//!   Java, Go and Rust files through `navbench-lang`'s front ends, into the same kinds
+//!   of nodes and edges ([`builder::polyglot`] says, per language, what the graph
+//!   models and what it leaves out).
 //! - [`export`]: the reference TSV format.
-//! - [`chunk`], [`bm25`]: LocAgent's code chunks and its BM25 retrievers.
+//! - [`chunk`], [`bm25`]: LocAgent's code chunks (and, for the other languages,
+//!   chunks cut at definition boundaries: [`chunk::defs`]) and its BM25 retrievers.
 //! - [`fuzzy`], [`traverse`], [`format`], [`search_code`] (the `search_code` tool's
 //!   engine), [`retrievers`] (the BM25 back ends behind two traits): the tool logic.
 //! - [`cache`], [`tools`], [`server`]: persistence, the tool surface (split by

@@ -69,6 +69,14 @@ impl<'g> Scopes<'g> {
             .collect();
         let mut global: HashMap<&'g str, Vec<NodeIndex>> = HashMap::new();
         for ix in graph.node_indices() {
+            // Nodes of other languages' files are not Python names (their edges are
+            // `super::polyglot_links`'s); in a Python-only tree this skips nothing.
+            let node = graph.node(ix);
+            if node.kind != NodeKind::Directory
+                && !crate::graph::file_part(&node.id).ends_with(".py")
+            {
+                continue;
+            }
             global.entry(short[ix.index()]).or_default().push(ix);
         }
         Scopes {

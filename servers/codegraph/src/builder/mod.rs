@@ -17,6 +17,13 @@
 //! 5. Per class/function (resolved in parallel, added in node order): entity-level
 //!    `imports` edges, then `invokes` and `inherits` edges ([`callees`]).
 //!
+//! Files of other languages (TS/JS, Java, Go, Rust) are read by `navbench-lang`'s
+//! front ends in step 2 and become nodes in step 3 ([`polyglot`]); their `imports`
+//! edges follow the Python files' in step 4, their `invokes` and `inherits` edges
+//! the Python entities' in step 5 ([`polyglot_links`], [`polyglot_paths`]). Python
+//! name resolution never sees their nodes, so a Python-only tree's graph is the
+//! original's.
+//!
 //! Steps 3 to 5 always run over the whole tree, so a build that reuses stored
 //! extractions gives the same graph as a fresh one.
 //!
@@ -27,6 +34,9 @@ mod callees;
 mod encode;
 mod extract;
 mod imports;
+pub mod polyglot;
+mod polyglot_links;
+mod polyglot_paths;
 mod reuse;
 mod tables;
 mod walk;
@@ -141,6 +151,13 @@ struct FileText {
 /// What reading and extracting one file produced.
 enum FileOutcome {
     Undecodable,
+    /// A file of another language, read by its `navbench-lang` front end (never
+    /// stored nor reused).
+    Source {
+        text: Arc<str>,
+        lang: &'static dyn navbench_lang::Language,
+        parsed: navbench_lang::ParsedFile,
+    },
     Read {
         text: Arc<str>,
         extracted: Extracted,
@@ -206,11 +223,14 @@ impl Extraction {
         for o in outcomes.iter().flatten() {
             match o {
                 FileOutcome::Read { reused: true, .. } => report.reused += 1,
-                FileOutcome::Read { reused: false, .. } => report.parsed += 1,
+                FileOutcome::Read { reused: false, .. } | FileOutcome::Source { .. } => {
+                    report.parsed += 1
+                }
                 FileOutcome::Undecodable => {}
             }
         }
-        let (parsed_files, analyses) = add_nodes(&mut graph, &mut report, &items, &outcomes);
+        let (parsed_files, analyses, sources) =
+            add_nodes(&mut graph, &mut report, &items, &outcomes);
         debug!(nodes = graph.node_count(), elapsed = ?start.elapsed(), "nodes added");
 
         // 4. File-level imports.
@@ -220,10 +240,17 @@ impl Extraction {
                 graph.add_edge(file_ix, t, edge(EdgeKind::Imports, alias));
             }
         }
+        let source_imports = polyglot_links::add_file_imports(&mut graph, &root, &sources);
         debug!(elapsed = ?start.elapsed(), "file imports resolved");
 
         // 5. Entity-level imports, invokes, inherits.
         add_entity_edges(&mut graph, &mut resolver, &parsed_files, &analyses, options);
+        polyglot_links::add_entity_edges(
+            &mut graph,
+            &sources,
+            &source_imports,
+            options.global_import,
+        );
         report.elapsed = start.elapsed();
         (graph, report)
     }
@@ -234,11 +261,12 @@ fn edge(kind: EdgeKind, alias: Option<String>) -> Edge {
     Edge { kind, alias }
 }
 
-/// Files that parsed (with their node), and for each entity node the analysis of its
-/// last definition (indexed by node index).
+/// Python files that parsed (with their node), for each entity node the analysis of
+/// its last definition (indexed by node index), and the files of other languages.
 type Assembled<'o> = (
     Vec<(NodeIndex, &'o ParsedFile)>,
     Vec<Option<&'o EntityAnalysis>>,
+    Vec<polyglot::SourceFile<'o>>,
 );
 
 /// Step 3: directory, file, class and function nodes and `contains` edges, in walk
@@ -246,7 +274,7 @@ type Assembled<'o> = (
 fn add_nodes<'o>(
     graph: &mut CodeGraph,
     report: &mut BuildReport,
-    items: &[walk::WalkItem],
+    items: &'o [walk::WalkItem],
     outcomes: &'o [Option<FileOutcome>],
 ) -> Assembled<'o> {
     graph.upsert_node(Node {
@@ -257,6 +285,7 @@ fn add_nodes<'o>(
     });
     let mut parsed_files: Vec<(NodeIndex, &ParsedFile)> = Vec::new();
     let mut analyses: Vec<Option<&EntityAnalysis>> = Vec::new();
+    let mut sources = Vec::new();
     for (item, outcome) in items.iter().zip(outcomes) {
         match (item, outcome) {
             (walk::WalkItem::Dir { id, parent }, _) => {
@@ -273,6 +302,19 @@ fn add_nodes<'o>(
                 let (text, parsed) = match outcome {
                     FileOutcome::Undecodable => {
                         report.undecodable.push(id.clone());
+                        continue;
+                    }
+                    FileOutcome::Source { text, lang, parsed } => {
+                        report.files += 1;
+                        let file_ix = graph.upsert_node(Node {
+                            id: id.clone(),
+                            kind: NodeKind::File,
+                            lines: None,
+                            code: Some(Code::whole(text.clone())),
+                        });
+                        sources.push(polyglot::add_file(
+                            graph, id, dir, file_ix, text, *lang, parsed,
+                        ));
                         continue;
                     }
                     FileOutcome::Read {
@@ -303,7 +345,7 @@ fn add_nodes<'o>(
             (walk::WalkItem::File { .. }, None) => {}
         }
     }
-    (parsed_files, analyses)
+    (parsed_files, analyses, sources)
 }
 
 /// The class and function nodes of one parsed file, the file's `contains` edge from its
@@ -428,7 +470,9 @@ fn extract_all(
         .par_iter()
         .zip(&texts)
         .map(|(item, text)| match (item, text) {
-            (walk::WalkItem::File { id, .. }, Some(Some(t))) => Some(reuse::file_key(id, &t.text)),
+            (walk::WalkItem::File { id, .. }, Some(Some(t))) if other_language(id).is_none() => {
+                Some(reuse::file_key(id, &t.text))
+            }
             _ => None,
         })
         .collect();
@@ -480,6 +524,10 @@ fn extract_one(
     let (walk::WalkItem::File { id, .. }, Some(FileText { text, verbatim })) = (item, text) else {
         return FileOutcome::Undecodable;
     };
+    if let Some(lang) = other_language(id) {
+        let parsed = lang.parse(&text);
+        return FileOutcome::Source { text, lang, parsed };
+    }
     if let Some(extracted) = stored.and_then(|(pack, key)| pack.get(key, &text)) {
         return FileOutcome::Read {
             text,
@@ -496,6 +544,15 @@ fn extract_one(
         text,
         reused: false,
     }
+}
+
+/// The front end of a walked file that is not a `.py` file (the walk yields only
+/// `.py` files and files with a front end).
+fn other_language(id: &str) -> Option<&'static dyn navbench_lang::Language> {
+    if id.ends_with(".py") {
+        return None;
+    }
+    navbench_lang::language_for_path(id)
 }
 
 /// Reads a file as Python's `open(path, 'r')` does under a UTF-8 locale (strict

@@ -3,6 +3,11 @@
 //! deterministic), the `.git`/`.github` substring skip, and the stack-based pruning
 //! of directories without `.py` files, string-prefix quirk included.
 //!
+//! Beyond the original, the walk also yields the files of the other languages
+//! `navbench-lang` has a front end for (TS/JS, Java, Go, Rust: see
+//! `crate::builder::polyglot`), and they count as `.py` files do for pruning. A
+//! repository without such files walks exactly as before.
+//!
 //! Pruning is decided here, before any node exists, so the graph never has to
 //! remove nodes; the surviving directories keep their relative walk order.
 
@@ -26,7 +31,8 @@ pub(crate) enum WalkItem {
         /// The parent directory's id (`/` for top-level directories).
         parent: String,
     },
-    /// A `.py` file that is not a symlink; it becomes a node if it can be read.
+    /// A source file (`.py`, or of another language with a front end) that is not a
+    /// symlink; it becomes a node if it can be read.
     File {
         /// Repo-relative path, `/`-separated.
         id: String,
@@ -94,11 +100,18 @@ pub(crate) fn is_skip_dir(dirname: &str) -> bool {
     SKIP_DIRS.iter().any(|s| dirname.contains(s))
 }
 
+/// Whether the walk yields a file of this name: the original's `.py` test, or a
+/// language `navbench-lang` has a front end for.
+pub(crate) fn is_source_file(name: &str) -> bool {
+    name.ends_with(".py") || navbench_lang::language_for_path(name).is_some()
+}
+
 /// A directory the walk visited (and did not skip).
 struct Visited {
     /// Its id (`/` for the root).
     dirname: String,
-    /// `dir_has_py`: some name directly inside ends with `.py` (symlinks included).
+    /// `dir_has_py`: some name directly inside ends with `.py` or is a source file of
+    /// another language (symlinks included).
     has_py: bool,
     /// Its `.py` files that are not symlinks, sorted by name.
     files: Vec<WalkItem>,
@@ -165,7 +178,7 @@ fn walk_dir(root: &Path, dir: &Path, out: &mut Vec<Visited>) -> io::Result<()> {
             warn!(path = %path.display(), "skipping a file whose name is not UTF-8");
             continue;
         };
-        if !name.ends_with(".py") {
+        if !is_source_file(name) {
             continue;
         }
         has_py = true;
@@ -243,6 +256,32 @@ mod tests {
                 "D pkg/sub",
                 "D pkg/sub/deep",
                 "F pkg/sub/deep/m.py",
+            ]
+        );
+    }
+
+    #[test]
+    fn other_languages_are_walked_and_keep_their_directories() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let r = tmp.path();
+        touch(r, "a.py");
+        touch(r, "web/src/app.tsx");
+        touch(r, "web/README.md");
+        touch(r, "cmd/main.go");
+        touch(r, "docs/x.txt"); // pruned: no source file beneath
+        touch(r, "src/lib.rs");
+        let items = walk(r).expect("walk");
+        assert_eq!(
+            ids(&items),
+            vec![
+                "F a.py",
+                "D cmd",
+                "F cmd/main.go",
+                "D src",
+                "F src/lib.rs",
+                "D web",
+                "D web/src",
+                "F web/src/app.tsx",
             ]
         );
     }

@@ -30,9 +30,12 @@ fn fnmatch_simple(name: &str, prefix: &str, suffix: &str) -> bool {
     name.len() >= prefix.len() + suffix.len() && name.starts_with(prefix) && name.ends_with(suffix)
 }
 
-/// Lists the `.py` files of the corpus, sorted as the original sorts them.
+/// Lists the `.py` files of the corpus, sorted as the original sorts them, and the
+/// files of the other languages with a front end (TS/JS, Java, Go, Rust).
 ///
-/// Rules (SPEC.md §3.1):
+/// Rules (SPEC.md §3.1; those for `.py` files apply to the others, whose own test
+/// files are left out too: Go `*_test.go`, TS/JS `*.test.*` and `*.spec.*`, Java
+/// `*Test.java` and `*Tests.java`):
 /// - only files whose name ends in `.py`; no component of the repo-relative path may start
 ///   with `.` (the original checks the ABSOLUTE path, so a repo under a dot-directory yields
 ///   nothing there; checking the relative path only is a deliberate fix);
@@ -49,7 +52,10 @@ pub fn list_corpus_files(root: &Path) -> Result<Vec<CorpusFile>, FilesError> {
         .into_iter()
         .filter(|(parts, _)| {
             let name = parts.last().map(String::as_str).unwrap_or("");
-            if fnmatch_simple(name, "test_", ".py") || fnmatch_simple(name, "", "_test.py") {
+            if fnmatch_simple(name, "test_", ".py")
+                || fnmatch_simple(name, "", "_test.py")
+                || is_other_test(name)
+            {
                 return false;
             }
             let parent = parts[..parts.len().saturating_sub(1)].join("/");
@@ -67,6 +73,25 @@ pub fn list_corpus_files(root: &Path) -> Result<Vec<CorpusFile>, FilesError> {
             abs_path,
         })
         .collect())
+}
+
+/// Whether `name` is a source file of another language than Python.
+fn is_other_source(name: &str) -> bool {
+    !name.ends_with(".py") && navbench_lang::language_for_path(name).is_some()
+}
+
+/// Whether `name` is a test file of another language than Python, by its
+/// ecosystem's naming convention.
+fn is_other_test(name: &str) -> bool {
+    if !is_other_source(name) {
+        return false;
+    }
+    name.ends_with("_test.go")
+        || name.ends_with("Test.java")
+        || name.ends_with("Tests.java")
+        || (navbench_lang::language_for_path(name)
+            .is_some_and(|l| matches!(l.name(), "typescript" | "tsx" | "javascript"))
+            && (name.contains(".test.") || name.contains(".spec.")))
 }
 
 fn cmp_parts(a: &[String], b: &[String]) -> Ordering {
@@ -121,7 +146,9 @@ fn walk(
                 rejected_dirs.push(rel_str);
             }
             walk(&path, rel, files, rejected_dirs)?;
-        } else if name.ends_with(".py") && !rel.iter().any(|p| p.starts_with('.')) {
+        } else if (name.ends_with(".py") || is_other_source(&name))
+            && !rel.iter().any(|p| p.starts_with('.'))
+        {
             files.push((rel.clone(), path));
         }
         rel.pop();

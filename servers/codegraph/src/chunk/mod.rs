@@ -12,10 +12,14 @@
 //! repo ─files::list_corpus_files─► .py files ─parse_blocks─► BlockTree ─split─► chunks ─render─► Chunk
 //! ```
 //!
+//! Files in other languages (TS/JS, Java, Go, Rust) are chunked by their definitions'
+//! line ranges under the same size limits ([`defs`]).
+//!
 //! [`store::ChunkStore`] keeps each file's chunks (and their BM25 terms) between builds,
 //! keyed by path, bytes, settings and server build ([`chunk_repo_with_terms`]).
 
 pub mod blocks;
+pub mod defs;
 pub mod files;
 pub mod matcher;
 pub mod shared;
@@ -111,8 +115,15 @@ pub enum FileChunks {
     Rejected(ParseFailure),
 }
 
-/// Chunks one file's source text.
+/// Chunks one file's source text: a Python file as LocAgent does, a file of another
+/// language with a front end by its definitions ([`defs`]).
 pub fn chunk_source(file_path: &str, source: &str, cfg: &ChunkConfig) -> FileChunks {
+    if !file_path.ends_with(".py")
+        && let Some(lang) = navbench_lang::language_for_path(file_path)
+    {
+        let parsed = lang.parse(source);
+        return FileChunks::Chunks(defs::chunk_definitions(file_path, source, &parsed, cfg));
+    }
     chunk_parsed(file_path, source, &navbench_python::parse_tree(source), cfg)
 }
 

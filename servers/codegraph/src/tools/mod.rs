@@ -20,6 +20,8 @@ mod search;
 mod traversal;
 
 #[cfg(test)]
+mod polyglot_tests;
+#[cfg(test)]
 mod warm_tests;
 
 pub use args::*;

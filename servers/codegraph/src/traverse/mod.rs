@@ -283,9 +283,15 @@ impl RepoGraph {
 }
 
 /// The keys under which `RepoEntitySearcher.global_name_dict` files an id: basename
-/// and stem for `.py` ids, the short name for ids with `:`, none for directories.
+/// and stem for `.py` ids (and file ids of the other languages: `app.tsx`, `app`),
+/// the short name for ids with `:`, none for directories.
 fn name_keys(id: &str) -> Vec<&str> {
-    if let Some(stem_path) = id.strip_suffix(".py") {
+    let source_stem = || {
+        navbench_lang::language_for_path(id)
+            .filter(|_| !id.contains(':'))
+            .and_then(|_| id.rsplit_once('.').map(|(stem, _)| stem))
+    };
+    if let Some(stem_path) = id.strip_suffix(".py").or_else(source_stem) {
         let base = id.rsplit('/').next().unwrap_or(id);
         let stem = stem_path.rsplit('/').next().unwrap_or(stem_path);
         vec![base, stem]
