@@ -676,6 +676,9 @@ module.exports = function () {};
         assert!(JavaScript.parse("function (").has_syntax_errors);
     }
 
+    /// A binding as the tests compare it: local name, imported name.
+    type Bound<'a> = (&'a str, Option<&'a str>);
+
     #[test]
     fn ecma_bases_calls_and_import_bindings() {
         let src = "\
@@ -728,7 +731,7 @@ var K = class extends Panel {};
         );
         assert_eq!(by_name("Panel.render.h").calls, ["this.helper"]);
         assert_eq!(by_name("Panel.render.inner").calls, ["notMine"]);
-        let imports: Vec<(&str, Vec<(&str, Option<&str>)>)> = file
+        let imports: Vec<(&str, Vec<Bound<'_>>)> = file
             .imports
             .iter()
             .map(|i| {
