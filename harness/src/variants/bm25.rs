@@ -138,12 +138,15 @@ pub fn ranked_ids(structured: Option<&serde_json::Value>) -> Vec<String> {
 }
 
 /// Splits a document id at the end of its file path: the last `.py` followed by `/`
-/// or the end (the original's `(.+\.py)(/.*)?`); `None` for an id without `.py`.
+/// or the end (the original's `(.+\.py)(/.*)?`), or as well the last such end of a
+/// path in another language navbench reads (`src/cart.ts/Cart/total`); `None` for an
+/// id without a source file.
 fn split_doc_id(id: &str) -> Option<(&str, &str)> {
-    let at = id.rmatch_indices(".py").map(|(i, _)| i + 3).find(|&end| {
-        id.get(end..)
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-    })?;
+    // The file is the longest `/`-bounded prefix with a source extension.
+    let ends = id.match_indices('/').map(|(i, _)| i).chain([id.len()]);
+    let at = ends
+        .filter(|&end| crate::policy::languages::family_of(&id[..end]).is_some())
+        .last()?;
     let (file, rest) = id.split_at(at);
     Some((file, rest.trim_start_matches('/')))
 }
@@ -219,6 +222,26 @@ mod tests {
                 "pkg/a.py/deep/x.py:f"
             ]
         );
+    }
+
+    #[test]
+    fn docs_of_other_languages_split_at_their_extension() {
+        let loc = docs_locations(&ids(&[
+            "web/src/cart.ts/Cart/subtotalCents",
+            "gateway/queue/queue.go/Queue/Pop",
+            "cli/src/duration.rs/parse_duration",
+            "sdk/src/main/java/dev/Box.java/Box/size",
+        ]));
+        assert_eq!(
+            loc.functions,
+            [
+                "web/src/cart.ts:Cart.subtotalCents",
+                "gateway/queue/queue.go:Queue.Pop",
+                "cli/src/duration.rs:parse_duration",
+                "sdk/src/main/java/dev/Box.java:Box.size"
+            ]
+        );
+        assert_eq!(loc.modules[1], "gateway/queue/queue.go:Queue");
     }
 
     #[test]

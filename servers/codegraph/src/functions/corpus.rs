@@ -22,6 +22,13 @@
 //!   document: at the first one's position, with the last one's text (a dict).
 //! - No class or module documents.
 //!
+//! The other languages navbench reads (TS/JS, Java, Go, Rust; [`lang_documents`]) get
+//! the same shape from their `navbench-lang` definitions, since no published corpus
+//! exists for them: a method (or constructor) of a type is `path/Type/name` (the
+//! type's bare name; Go methods by receiver, Rust methods by `impl` type), every other
+//! function `path/name` (nested functions and closures bound to a name too), text
+//! `id + "\n" + source`, and a file the parser had to recover from still counts.
+//!
 //! Deliberate differences: `async def`s are functions and methods here (SweRank's copy
 //! of `parse_python_file` drops them, LocAgent's own keeps them); paths are
 //! repo-relative for root-level files too (SweRank prefixes those with the checkout's
@@ -30,6 +37,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use navbench_lang::{DefKind, Language, language_for_path};
 use navbench_python::{Entity, EntityKind, parse_module, universal_newlines};
 
 /// Which files are tests, left out of the corpus (SweRank's `'test' in path` check).
@@ -118,6 +126,9 @@ pub fn py_splitlines(text: &str) -> Vec<&str> {
 /// SweRank's order: functions, then each class's methods; `None` when CPython would
 /// reject the file.
 pub fn file_documents(rel: &str, text: &str) -> Option<Vec<FunctionDoc>> {
+    if !rel.ends_with(".py") {
+        return language_for_path(rel).map(|l| lang_documents(rel, text, l));
+    }
     let module = parse_module(text);
     if module.has_syntax_errors() {
         return None;
@@ -167,6 +178,29 @@ pub fn file_documents(rel: &str, text: &str) -> Option<Vec<FunctionDoc>> {
     Some(docs.docs)
 }
 
+/// The documents of a file in another language (see the module docs), in source
+/// order.
+pub fn lang_documents(rel: &str, text: &str, language: &dyn Language) -> Vec<FunctionDoc> {
+    let parsed = language.parse(text);
+    let lines: Vec<&str> = text.lines().collect();
+    let mut docs = DocList::default();
+    for d in parsed.definitions.iter().filter(|d| d.kind.is_callable()) {
+        let owner = match d.kind {
+            DefKind::Method | DefKind::Constructor => d.container.as_deref(),
+            _ => None,
+        };
+        let id = match owner {
+            Some(t) => format!("{rel}/{}/{}", t.rsplit('.').next().unwrap_or(t), d.name),
+            None => format!("{rel}/{}", d.name),
+        };
+        let end = d.end_line.min(lines.len());
+        let start = d.start_line.saturating_sub(1).min(end);
+        let text = format!("{id}\n{}", lines[start..end].join("\n"));
+        docs.insert_lines(id, rel, (d.start_line, d.end_line), text);
+    }
+    docs.docs
+}
+
 /// The definition's lines, `lines[start_line - 1 .. end_line]` as Python slices them.
 fn source_of(lines: &[&str], e: &Entity) -> String {
     let end = e.end_line.min(lines.len());
@@ -183,11 +217,21 @@ struct DocList {
 
 impl DocList {
     fn insert(&mut self, id: String, rel: &str, e: &Entity, text: String) {
+        self.insert_lines(id, rel, (e.start_line, e.end_line), text);
+    }
+
+    fn insert_lines(
+        &mut self,
+        id: String,
+        rel: &str,
+        (start_line, end_line): (usize, usize),
+        text: String,
+    ) {
         let doc = FunctionDoc {
             id: id.clone(),
             file: rel.to_string(),
-            start_line: e.start_line,
-            end_line: e.end_line,
+            start_line,
+            end_line,
             text,
         };
         match self.at.get(&id) {
@@ -200,19 +244,19 @@ impl DocList {
     }
 }
 
-/// A `.py` file of the tree.
+/// A source file of the tree (Python, or a language with a `navbench-lang` front end).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PyFile {
+pub struct SourceFile {
     /// Repo-relative, `/`-separated path.
     pub rel: String,
     /// Path on disk.
     pub abs: PathBuf,
 }
 
-/// Every `*.py` file under `root`, sorted by relative path: hidden directories
-/// included, `.git` skipped, symlinked directories not entered (as `os.walk`), symlinks
-/// to files kept.
-pub fn python_files(root: &Path) -> std::io::Result<Vec<PyFile>> {
+/// Every source file under `root` (`*.py` and the files a `navbench-lang` front end
+/// reads), sorted by relative path: hidden directories included, `.git` skipped,
+/// symlinked directories not entered (as `os.walk`), symlinks to files kept.
+pub fn source_files(root: &Path) -> std::io::Result<Vec<SourceFile>> {
     let mut out = Vec::new();
     let mut stack: Vec<(PathBuf, String)> = vec![(root.to_path_buf(), String::new())];
     while let Some((dir, prefix)) = stack.pop() {
@@ -231,10 +275,10 @@ pub fn python_files(root: &Path) -> std::io::Result<Vec<PyFile>> {
                 if name != ".git" {
                     stack.push((entry.path(), rel));
                 }
-            } else if name.ends_with(".py")
+            } else if (name.ends_with(".py") || language_for_path(&name).is_some())
                 && (kind.is_file() || std::fs::metadata(entry.path()).is_ok_and(|m| m.is_file()))
             {
-                out.push(PyFile {
+                out.push(SourceFile {
                     rel,
                     abs: entry.path(),
                 });
@@ -247,7 +291,7 @@ pub fn python_files(root: &Path) -> std::io::Result<Vec<PyFile>> {
 
 /// Reads a file as SweRank does (`open(path, "r")`: strict UTF-8, universal
 /// newlines); `None` when it does not decode.
-pub fn read_python(path: &Path) -> Option<String> {
+pub fn read_source(path: &Path) -> Option<String> {
     let bytes = std::fs::read(path).ok()?;
     let text = String::from_utf8(bytes).ok()?;
     Some(universal_newlines(&text).into_owned())

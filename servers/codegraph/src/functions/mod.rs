@@ -43,7 +43,7 @@ use crate::bm25::tokenize::Tokenizer;
 #[derive(Debug, thiserror::Error)]
 pub enum FunctionsError {
     /// The tree could not be listed.
-    #[error("cannot list the Python files under {root}: {source}")]
+    #[error("cannot list the source files under {root}: {source}")]
     Walk {
         /// The repository root.
         root: PathBuf,
@@ -55,8 +55,8 @@ pub enum FunctionsError {
 /// What went into an index.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CorpusStats {
-    /// `.py` files under the root.
-    pub python_files: usize,
+    /// Source files under the root (Python and the `navbench-lang` languages).
+    pub source_files: usize,
     /// Of those, left out as tests.
     pub test_files: usize,
     /// Left out because they are not UTF-8.
@@ -124,10 +124,10 @@ enum FileOutcome {
 }
 
 impl FunctionIndex {
-    /// Reads every Python file under `root` (in parallel) and indexes its documents.
+    /// Reads every source file under `root` (in parallel) and indexes its documents.
     pub fn build(root: &Path, filter: TestFilter) -> Result<FunctionIndex, FunctionsError> {
         let started = Instant::now();
-        let files = corpus::python_files(root).map_err(|source| FunctionsError::Walk {
+        let files = corpus::source_files(root).map_err(|source| FunctionsError::Walk {
             root: root.to_path_buf(),
             source,
         })?;
@@ -137,7 +137,7 @@ impl FunctionIndex {
                 if filter.is_test(&f.rel) {
                     return FileOutcome::Test;
                 }
-                let Some(text) = corpus::read_python(&f.abs) else {
+                let Some(text) = corpus::read_source(&f.abs) else {
                     return FileOutcome::Undecodable;
                 };
                 let Some(docs) = corpus::file_documents(&f.rel, &text) else {
@@ -160,7 +160,7 @@ impl FunctionIndex {
             })
             .collect();
         let mut stats = CorpusStats {
-            python_files: files.len(),
+            source_files: files.len(),
             ..CorpusStats::default()
         };
         let mut docs = Vec::new();

@@ -23,16 +23,16 @@ pub use super::tools::{
 
 /// The usage guide sent as the server's `instructions`.
 pub const INSTRUCTIONS: &str = "\
-functions: BM25 over one document per Python function and method of a repository (the \
-CoRNStack / SweRank corpus format; test files left out), the LocAgent paper's BM25 baseline.
+functions: BM25 over one document per function and method of a repository (Python, TS/JS, \
+Java, Go, Rust; the CoRNStack / SweRank corpus format; test files left out), the LocAgent paper's BM25 baseline.
 1. index_functions(repo_path) once per checkout.
 2. search_functions(query=<issue text>) for the ranked documents: ids 'path.py/Class/method' or \
-'path.py/function', best first.";
+'path.py/function' (any source extension), best first.";
 
 const INDEX_DESCRIPTION: &str = "\
-Build the BM25 index of a Python repository: one document per function and per method (nested \
-functions included; no class or module documents), text = the id line, 'class C:' for methods, \
-then the source. Files with 'test' in their path are left out (test_filter='file_name' looks at \
+Build the BM25 index of a repository (Python, TS/JS, Java, Go, Rust): one document per function \
+and per method (nested functions included; no class or module documents), text = the id line, \
+'class C:' for Python methods, then the source. Files with 'test' in their path are left out (test_filter='file_name' looks at \
 the file name only). Returns the document and file counts and the build time.";
 
 const SEARCH_DESCRIPTION: &str = "\

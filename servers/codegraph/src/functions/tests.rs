@@ -1,6 +1,6 @@
 //! The per-function corpus and its index on a repository the test writes.
 
-use super::corpus::{file_documents, python_files};
+use super::corpus::{file_documents, source_files};
 use super::*;
 
 const SHOP: &str = "\
@@ -120,7 +120,7 @@ fn functions_index_reads_the_tree_and_ranks_functions() {
     write(root, "pkg/latin.py", b"def caf\xe9():\n    pass\n");
     write(root, ".tools/gen.py", b"def generate_totals():\n    pass\n");
     write(root, "setup.py", b"def setup():\n    pass\n");
-    let files: Vec<String> = python_files(root)
+    let files: Vec<String> = source_files(root)
         .expect("walk")
         .into_iter()
         .map(|f| f.rel)
@@ -141,7 +141,7 @@ fn functions_index_reads_the_tree_and_ranks_functions() {
     let stats = index.stats();
     assert_eq!(
         (
-            stats.python_files,
+            stats.source_files,
             stats.test_files,
             stats.undecodable_files,
             stats.unparsable_files
@@ -165,4 +165,48 @@ fn functions_index_reads_the_tree_and_ranks_functions() {
         none.empty_reason,
         Some("no word of the query occurs in any function")
     );
+}
+
+/// A Go method is a document of its receiver's type, a Rust impl method of its type, a
+/// TypeScript class method of its class; free functions are `path/name`.
+#[test]
+fn other_languages_give_documents_in_the_same_format() {
+    let go = "package q\n\ntype Queue struct{ xs []int }\n\nfunc (q *Queue) Pop() int {\n\treturn q.xs[0]\n}\n\nfunc New() *Queue {\n\treturn &Queue{}\n}\n";
+    let ids = |rel: &str, text: &str| -> Vec<String> {
+        file_documents(rel, text)
+            .expect("a source file")
+            .into_iter()
+            .map(|d| d.id)
+            .collect()
+    };
+    assert_eq!(
+        ids("q/queue.go", go),
+        ["q/queue.go/Queue/Pop", "q/queue.go/New"]
+    );
+    let rs = "pub struct W;\n\nimpl W {\n    pub fn get(&self) -> u8 {\n        1\n    }\n}\n\npub fn parse() {}\n";
+    assert_eq!(ids("src/w.rs", rs), ["src/w.rs/W/get", "src/w.rs/parse"]);
+    let ts = "export class Cart {\n  total(): number {\n    return 0;\n  }\n}\nexport function fmt(c: number) {\n  return String(c);\n}\n";
+    let docs = file_documents("web/cart.ts", ts).expect("a source file");
+    assert_eq!(docs[0].id, "web/cart.ts/Cart/total");
+    assert_eq!((docs[0].start_line, docs[0].end_line), (2, 4));
+    assert!(
+        docs[0]
+            .text
+            .starts_with("web/cart.ts/Cart/total\n  total(): number {")
+    );
+    assert_eq!(docs[1].id, "web/cart.ts/fmt");
+    assert_eq!(file_documents("README.md", "# x\n"), None);
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(dir.path(), "q/queue.go", go.as_bytes());
+    write(
+        dir.path(),
+        "q/queue_test.go",
+        b"package q\n\nfunc TestPop() {}\n",
+    );
+    write(dir.path(), "src/w.rs", rs.as_bytes());
+    let index = FunctionIndex::build(dir.path(), TestFilter::Path).expect("builds");
+    assert_eq!(index.stats().source_files, 3);
+    assert_eq!(index.stats().test_files, 1);
+    let hits = index.search("Pop returns the first element of the queue", 5);
+    assert_eq!(hits.hits[0].id, "q/queue.go/Queue/Pop");
 }

@@ -47,13 +47,13 @@ pub struct IndexFunctionsOutput {
     pub root: String,
     /// The test filter applied (`path` or `file_name`).
     pub test_filter: String,
-    /// `.py` files under the root.
-    pub python_files: usize,
+    /// Source files under the root (Python and the `navbench-lang` languages).
+    pub source_files: usize,
     /// Files left out as tests.
     pub test_files: usize,
     /// Files left out because they are not UTF-8.
     pub undecodable_files: usize,
-    /// Files left out because Python would not parse them.
+    /// Python files left out because CPython would not parse them.
     pub unparsable_files: usize,
     /// Documents indexed (one per function and per method).
     pub documents: usize,
@@ -161,7 +161,7 @@ impl FunctionTools {
         let data = IndexFunctionsOutput {
             root: index.root().display().to_string(),
             test_filter: filter.as_str().to_string(),
-            python_files: s.python_files,
+            source_files: s.source_files,
             test_files: s.test_files,
             undecodable_files: s.undecodable_files,
             unparsable_files: s.unparsable_files,
@@ -170,10 +170,10 @@ impl FunctionTools {
         };
         tracing::info!(root = %data.root, documents = data.documents, build_ms = format!("{:.0}", data.build_ms), "function index built");
         let text = format!(
-            "Indexed {} function/method documents from {} of {} Python files under {} ({} test files left out by the '{}' rule, {} not UTF-8, {} not parsable) in {:.0} ms.\nNext: search_functions(query=<issue text>).",
+            "Indexed {} function/method documents from {} of {} source files under {} ({} test files left out by the '{}' rule, {} not UTF-8, {} not parsable) in {:.0} ms.\nNext: search_functions(query=<issue text>).",
             data.documents,
-            s.python_files - s.test_files - s.undecodable_files - s.unparsable_files,
-            s.python_files,
+            s.source_files - s.test_files - s.undecodable_files - s.unparsable_files,
+            s.source_files,
             data.root,
             s.test_files,
             data.test_filter,
