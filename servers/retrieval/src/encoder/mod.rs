@@ -41,7 +41,7 @@ use std::path::{Path, PathBuf};
 
 use crate::model::{DEFAULT_MODEL_NAME, ModelError};
 
-mod bert_pass;
+pub(crate) mod bert_pass;
 mod choice;
 mod distill;
 mod erf;
