@@ -145,8 +145,8 @@ fn split_doc_id(id: &str) -> Option<(&str, &str)> {
     // The file is the longest `/`-bounded prefix with a source extension.
     let ends = id.match_indices('/').map(|(i, _)| i).chain([id.len()]);
     let at = ends
-        .filter(|&end| crate::policy::languages::family_of(&id[..end]).is_some())
-        .last()?;
+        .rev()
+        .find(|&end| crate::policy::languages::family_of(&id[..end]).is_some())?;
     let (file, rest) = id.split_at(at);
     Some((file, rest.trim_start_matches('/')))
 }

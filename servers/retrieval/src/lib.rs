@@ -9,7 +9,8 @@
 //!   complexity, annotated types); TypeScript/JavaScript, Java, Go and Rust files into
 //!   the same kinds of chunks by `navbench-lang`'s front ends (imports used and
 //!   complexity); other text files into bounded text chunks.
-//! - [`model`]: [`model::Embedder`], a BERT sentence embedder run with candle (mean
+//! - [`model`]: [`model::Embedder`], a BERT sentence embedder run by the crate's own
+//!   BERT pass ([`encoder`]'s `bert_pass`; candle-core only reads the weights; mean
 //!   pooling, L2-normalized), loaded from a Hugging Face-layout directory; the default
 //!   all-MiniLM-L6-v2 is installed by `navbench-retrieval fetch-model`.
 //! - [`encoder`]: [`encoder::StaticEncoder`], a token table distilled here from MiniLM

@@ -149,6 +149,7 @@ mod tests {
             module: module.to_string(),
             start_line: line,
             end_line: line,
+            binds: Vec::new(),
         }
     }
 
