@@ -22,6 +22,12 @@ pub fn make_repo() -> (tempfile::TempDir, String) {
         ),
         ("README.md", "# shop\n"),
     ];
+    // The files are on disk too: some tests serve this directory as a checked-out tree.
+    for (p, c) in files {
+        let full = dir.path().join(p);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, c).unwrap();
+    }
     let files: Vec<(&str, &[u8])> = files.iter().map(|(p, c)| (*p, c.as_bytes())).collect();
     let sig = git2::Signature::now("t", "t@example.invalid").unwrap();
     let c =
