@@ -5,7 +5,8 @@
 //! Principal items: [`allowed_hosts`] (which `Host` names a listener bound to an
 //! address accepts), [`refusal`] (why a request is refused, if it is), [`mcp_config`]
 //! (rmcp's own Host and Origin checks configured from the same list), [`guard`] (the
-//! same checks as a middleware in front of every route) and [`shutdown_signal`].
+//! same checks as a middleware in front of every route), [`bind`] (a listener on a
+//! loopback address unless remote access is asked for) and [`shutdown_signal`].
 //!
 //! The rules (DNS-rebinding protection: a web page must not reach a tool that reads
 //! this machine's files through a name that resolves to 127.0.0.1): loopback names are
@@ -141,6 +142,27 @@ pub fn guard(router: axum::Router, hosts: Option<Vec<String>>, who: &'static str
     }))
 }
 
+/// Binds `addr` (`HOST:PORT`, port 0 for a free one) and returns the listener and the
+/// address it got. A non-loopback address is refused unless `allow_remote`: the tools
+/// behind it read this machine's files. Errors say what to pass instead.
+pub async fn bind(
+    addr: &str,
+    allow_remote: bool,
+) -> Result<(tokio::net::TcpListener, SocketAddr), String> {
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+        format!("cannot listen on {addr} ({e}); pass --http HOST:PORT, e.g. 127.0.0.1:8765")
+    })?;
+    let local = (listener.local_addr())
+        .map_err(|e| format!("cannot read the address bound for {addr}: {e}"))?;
+    if !local.ip().is_loopback() && !allow_remote {
+        return Err(format!(
+            "refusing to listen on {local}: it is not a loopback address, and the tools read this machine's files; \
+use --http 127.0.0.1:PORT, or add --allow-remote if the network is trusted"
+        ));
+    }
+    Ok((listener, local))
+}
+
 /// Resolves on Ctrl-C or, on Unix, SIGTERM.
 pub async fn shutdown_signal() {
     #[cfg(unix)]
@@ -206,6 +228,22 @@ mod tests {
         .expect("refused");
         assert!(origin.contains("Origin 'https://evil.example'"), "{origin}");
         assert!(check(&[(header::HOST, "127.0.0.1"), (header::ORIGIN, "null")]).is_some());
+    }
+
+    #[tokio::test]
+    async fn only_loopback_is_bound_unless_remote_is_allowed() {
+        let (_l, local) = bind("127.0.0.1:0", false).await.expect("loopback binds");
+        assert!(local.ip().is_loopback() && local.port() != 0);
+        let e = bind("0.0.0.0:0", false).await.expect_err("refused");
+        assert!(
+            e.contains("not a loopback address") && e.contains("--allow-remote"),
+            "{e}"
+        );
+        assert!(bind("0.0.0.0:0", true).await.is_ok());
+        let e = bind("no-such-host.invalid:1", false)
+            .await
+            .expect_err("fails");
+        assert!(e.contains("--http HOST:PORT"), "{e}");
     }
 
     #[test]

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use axum::Json;
 use axum::routing::get;
-use navbench_http_guard::{allowed_hosts, guard, mcp_config, shutdown_signal};
+use navbench_http_guard::{allowed_hosts, bind, guard, mcp_config, shutdown_signal};
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
@@ -85,16 +85,7 @@ where
         addr,
         allow_remote,
     } = listen;
-    let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| {
-        format!("cannot listen on {addr}; pass --http HOST:PORT, e.g. 127.0.0.1:8765")
-    })?;
-    let local = listener.local_addr().context("reading the bound address")?;
-    if !local.ip().is_loopback() && !allow_remote {
-        anyhow::bail!(
-            "refusing to listen on {local}: it is not a loopback address, and the tools read this machine's files; \
-use --http 127.0.0.1:PORT, or add --allow-remote if the network is trusted"
-        );
-    }
+    let (listener, local) = bind(addr, allow_remote).await.map_err(anyhow::Error::msg)?;
     let app = router(factory, health, local);
     // The one line on stderr that is not a tracing event: where to connect.
     eprintln!("{}http://{local}/mcp", listening_prefix(name));

@@ -14,10 +14,9 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context as _;
 use axum::routing::get;
 use axum::serve::ListenerExt as _;
-use navbench_http_guard::{allowed_hosts, guard, mcp_config};
+use navbench_http_guard::{allowed_hosts, bind, guard, mcp_config};
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use tokio::task::JoinHandle;
@@ -67,16 +66,7 @@ impl std::fmt::Debug for Serving {
 /// Binds `addr` (`HOST:PORT`, port 0 for a free one) and serves `proxy` there. A
 /// non-loopback address is refused unless `allow_remote`.
 pub async fn serve(proxy: Proxy, addr: &str, allow_remote: bool) -> anyhow::Result<Serving> {
-    let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| {
-        format!("cannot listen on {addr}; pass --http HOST:PORT, e.g. 127.0.0.1:8765")
-    })?;
-    let local = listener.local_addr().context("reading the bound address")?;
-    if !local.ip().is_loopback() && !allow_remote {
-        anyhow::bail!(
-            "refusing to listen on {local}: it is not a loopback address, and the server's tools read this machine's files; \
-use --http 127.0.0.1:PORT, or add --allow-remote if the network is trusted"
-        );
-    }
+    let (listener, local) = bind(addr, allow_remote).await.map_err(anyhow::Error::msg)?;
     let (app, cancel) = router(proxy, local);
     // Small JSON-RPC answers must not wait for Nagle's algorithm to meet the client's
     // delayed ACK (about 40 ms a request on loopback): that would be proxy overhead.
