@@ -83,9 +83,7 @@ pub fn term_coverage(code: &str, terms: &[Term]) -> f64 {
 /// the tree (in sorted order) whose path ends with it is taken.
 pub fn resolve_path(root: &Path, quoted: &str) -> Option<String> {
     let quoted = quoted.trim().trim_start_matches("./").replace('\\', "/");
-    if !quoted.ends_with(".py") && navbench_lang::language_for_path(&quoted).is_none() {
-        return None;
-    }
+    super::languages::family_of(&quoted)?;
     let parts: Vec<&str> = quoted.split('/').filter(|p| !p.is_empty()).collect();
     let by_suffix = (0..parts.len())
         .map(|i| parts[i..].join("/"))

@@ -85,6 +85,14 @@ impl Languages {
         Languages { families }
     }
 
+    /// Every family: what the first listing of a repository asks for, before its
+    /// languages are known.
+    pub fn all() -> Languages {
+        Languages {
+            families: FAMILIES.iter().map(|(f, _)| *f).collect(),
+        }
+    }
+
     /// Whether `path` is a source file of one of these languages.
     pub fn contains(&self, path: &str) -> bool {
         family_of(path).is_some_and(|f| self.families.contains(&f))
@@ -219,6 +227,11 @@ mod tests {
         assert_eq!(langs.glob(), "*.{ts,tsx,mts,cts,js,jsx,mjs,cjs,java,go,rs}");
         assert!(langs.contains("cli/src/config.rs"));
         assert!(!langs.contains("setup.py"));
+        // The first listing asks for every source extension navbench reads.
+        assert_eq!(
+            Languages::all().glob(),
+            "*.{py,ts,tsx,mts,cts,js,jsx,mjs,cjs,java,go,rs}"
+        );
     }
 
     #[test]

@@ -160,8 +160,7 @@ pub struct Task<'a> {
 pub fn is_test_file(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
     let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
-    let ecma = navbench_lang::language_for_path(name)
-        .is_some_and(|l| matches!(l.name(), "typescript" | "tsx" | "javascript"));
+    let ecma = languages::family_of(name) == Some("ecma");
     name.starts_with("test_")
         || name.ends_with("_test.py")
         || name == "conftest.py"

@@ -183,15 +183,12 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
     })
 }
 
-/// Every source extension navbench reads, for the first listing.
-const SOURCE_GLOB: &str = "*.{py,ts,tsx,mts,cts,js,jsx,mjs,cjs,java,go,rs}";
-
 /// Step 1: the repository's languages and every source file in them.
 async fn list_source_files(driver: &mut Driver<'_>) -> anyhow::Result<(Languages, Vec<String>)> {
     let listed = driver
         .call(
             "list_files",
-            json!({"glob": SOURCE_GLOB, "max_results": 10_000}),
+            json!({"glob": Languages::all().glob(), "max_results": 10_000}),
         )
         .await;
     if listed.is_error {

@@ -505,7 +505,7 @@ fn is_source(d: &git2::DiffDelta) -> bool {
         .into_iter()
         .flatten()
         .filter_map(|p| p.to_str())
-        .any(|p| p.ends_with(".py") || navbench_lang::language_for_path(p).is_some())
+        .any(|p| crate::policy::languages::family_of(p).is_some())
 }
 
 /// True for test files, which SWE-bench keeps out of the gold patch: the policies'
