@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use navbench_lang::{DefKind, Definition, Language, ParsedFile};
 
 use super::imports::{bindings, identifiers};
-use super::{Chunk, ChunkKind, ChunkMeta, MAX_CLASS_LINES, MAX_MODULE_LINES};
+use super::{Chunk, ChunkKind, ChunkMeta, MAX_CLASS_LINES};
 
 /// Lines of a long type's doc comment kept in its outline.
 const MAX_OUTLINE_DOC_LINES: usize = 12;
@@ -330,46 +330,16 @@ fn indent(line: &str) -> &str {
 }
 
 /// Module code: maximal runs of lines no file-level chunk covers, blank lines trimmed
-/// at both ends, split into pieces of at most [`MAX_MODULE_LINES`] lines (after a
+/// at both ends, split into pieces of at most [`super::MAX_MODULE_LINES`] lines (after a
 /// blank line where one falls in the piece, else at the limit). 1-based, inclusive.
 fn module_runs(src: &Source, covered: &[bool]) -> Vec<(usize, usize)> {
-    let n = src.lines.len();
-    let mut runs = Vec::new();
-    let mut line = 1;
-    while line <= n {
-        if covered[line] || src.blank(line) {
-            line += 1;
-            continue;
-        }
-        let mut end = line;
-        while end < n && !covered[end + 1] {
-            end += 1;
-        }
-        let mut s = line;
-        while s <= end {
-            let mut e = end;
-            if e + 1 - s > MAX_MODULE_LINES {
-                let limit = s + MAX_MODULE_LINES;
-                e = (s + 1..limit)
-                    .rev()
-                    .find(|&r| src.blank(r - 1) && !src.blank(r))
-                    .map_or(limit - 1, |r| r - 1);
-            }
-            let (mut ts, mut te) = (s, e);
-            while ts < te && src.blank(ts) {
-                ts += 1;
-            }
-            while te > ts && src.blank(te) {
-                te -= 1;
-            }
-            if !src.blank(ts) {
-                runs.push((ts, te));
-            }
-            s = e + 1;
-        }
-        line = end + 1;
-    }
-    runs
+    super::module_pieces(
+        1,
+        src.lines.len(),
+        |l| covered[l],
+        |l| src.blank(l),
+        |r| src.blank(r - 1) && !src.blank(r),
+    )
 }
 
 #[cfg(test)]

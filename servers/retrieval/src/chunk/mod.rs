@@ -76,6 +76,59 @@ pub const MAX_TEXT_LINES: usize = 40;
 /// Maximum characters of a text chunk (a single longer line is cut).
 pub const MAX_TEXT_CHARS: usize = 2000;
 
+/// Module code of a file: the maximal runs of lines in `first..=last` that no
+/// definition chunk covers, split into pieces of at most [`MAX_MODULE_LINES`] lines,
+/// each with blank lines trimmed at both ends (all-blank pieces are dropped).
+///
+/// A long run breaks before the last line `r` in the piece where `may_start(r)` holds
+/// (Python: a statement starts there; other languages: a blank line precedes it), else
+/// at the limit. Both chunkers share it; they differ only in their line numbering
+/// (Python 0-based, the others 1-based) and in `may_start`.
+fn module_pieces(
+    first: usize,
+    last: usize,
+    covered: impl Fn(usize) -> bool,
+    blank: impl Fn(usize) -> bool,
+    may_start: impl Fn(usize) -> bool,
+) -> Vec<(usize, usize)> {
+    let mut pieces = Vec::new();
+    let mut line = first;
+    while line <= last {
+        if covered(line) || blank(line) {
+            line += 1;
+            continue;
+        }
+        let mut end = line;
+        while end < last && !covered(end + 1) {
+            end += 1;
+        }
+        let mut s = line;
+        while s <= end {
+            let mut e = end;
+            if e + 1 - s > MAX_MODULE_LINES {
+                let limit = s + MAX_MODULE_LINES;
+                e = (s + 1..limit)
+                    .rev()
+                    .find(|&r| may_start(r))
+                    .map_or(limit - 1, |r| r - 1);
+            }
+            let (mut ts, mut te) = (s, e);
+            while ts < te && blank(ts) {
+                ts += 1;
+            }
+            while te > ts && blank(te) {
+                te -= 1;
+            }
+            if !blank(ts) {
+                pieces.push((ts, te));
+            }
+            s = e + 1;
+        }
+        line = end + 1;
+    }
+    pieces
+}
+
 /// What a chunk covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

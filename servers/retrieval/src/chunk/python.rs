@@ -12,7 +12,7 @@ use navbench_python::tree::{definition_of, last_row};
 use tree_sitter::Node;
 
 use super::meta::{collect_events, import_bindings, meta_for, node_text};
-use super::{Chunk, ChunkKind, MAX_CLASS_LINES, MAX_MODULE_LINES};
+use super::{Chunk, ChunkKind, MAX_CLASS_LINES};
 
 struct Def<'t> {
     node: Node<'t>,
@@ -173,48 +173,25 @@ pub(super) fn python_chunks(rel_path: &str, text: &str) -> Vec<Chunk> {
     for stmt in root.named_children(&mut cursor) {
         stmt_starts.insert(stmt.start_position().row);
     }
-    let mut i = 0;
-    while i < lines.len() {
-        if covered[i] || lines[i].trim().is_empty() {
-            i += 1;
-            continue;
-        }
-        let mut end = i;
-        while end + 1 < lines.len() && !covered[end + 1] {
-            end += 1;
-        }
-        let mut s = i;
-        while s <= end {
-            let mut e = end;
-            if e + 1 - s > MAX_MODULE_LINES {
-                let limit = s + MAX_MODULE_LINES;
-                e = (s + 1..limit)
-                    .rev()
-                    .find(|r| stmt_starts.contains(r))
-                    .map_or(limit - 1, |r| r - 1);
-            }
-            let (mut ts, mut te) = (s, e);
-            while ts < te && lines[ts].trim().is_empty() {
-                ts += 1;
-            }
-            while te > ts && lines[te].trim().is_empty() {
-                te -= 1;
-            }
-            if !lines[ts].trim().is_empty() {
-                chunks.push(Chunk {
-                    id: String::new(),
-                    file: rel_path.to_string(),
-                    start_line: ts + 1,
-                    end_line: te + 1,
-                    kind: ChunkKind::Module,
-                    name: None,
-                    content: slice(ts, te),
-                    meta: meta_for(&events, &bindings, ts, te),
-                });
-            }
-            s = e + 1;
-        }
-        i = end + 1;
+    let blank = |l: usize| lines[l].trim().is_empty();
+    let pieces = super::module_pieces(
+        0,
+        lines.len() - 1,
+        |l| covered[l],
+        blank,
+        |r| stmt_starts.contains(&r),
+    );
+    for (ts, te) in pieces {
+        chunks.push(Chunk {
+            id: String::new(),
+            file: rel_path.to_string(),
+            start_line: ts + 1,
+            end_line: te + 1,
+            kind: ChunkKind::Module,
+            name: None,
+            content: slice(ts, te),
+            meta: meta_for(&events, &bindings, ts, te),
+        });
     }
     chunks
 }
