@@ -13,6 +13,10 @@
 //!   [`Import`] (module path and lines) and [`ParsedFile`] (those, the syntax-error
 //!   flag and the lines holding code).
 //! - The registry (here): [`languages`] and [`language_for_path`] (by extension).
+//! - [`family`]: language families (TS and JS are one) and which of them a
+//!   repository is written in ([`family::Families::of`], the 10% rule), with the
+//!   per-language test-file convention ([`family::is_test_file`]) it leaves out and
+//!   the [`family::Selection`] a tool takes from its user (`auto`, `all`, a list).
 //! - Front ends: [`python`] (wraps `navbench-python`, unchanged), [`ecma`]
 //!   (TypeScript, TSX, JavaScript with JSX), [`java`], [`go`], [`rust`] (added last,
 //!   by the three steps below); each module's docs
@@ -60,6 +64,7 @@
 
 pub mod definition;
 pub mod ecma;
+pub mod family;
 pub mod go;
 pub mod java;
 pub mod python;

@@ -151,26 +151,9 @@ pub struct Task<'a> {
     pub knobs: &'a knobs::Knobs,
 }
 
-/// True for test files by each language's usual conventions: Python's `test_*.py`,
-/// `*_test.py` and `conftest.py`, Go's `*_test.go`, JavaScript's and TypeScript's
-/// `*.test.ts` / `*.spec.js` and `__tests__/`, Java's `*Test.java` / `*Tests.java`, and
-/// anything under a `tests/`, `test/` or `testing/` directory (Maven's `src/test/`,
-/// Rust's integration tests). The policies drop or demote them: a fix is rarely in a
-/// test.
-pub fn is_test_file(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
-    let ecma = languages::family_of(name) == Some("ecma");
-    name.starts_with("test_")
-        || name.ends_with("_test.py")
-        || name == "conftest.py"
-        || name.ends_with("_test.go")
-        || (ecma && (stem.ends_with(".test") || stem.ends_with(".spec")))
-        || (name.ends_with(".java") && (stem.ends_with("Test") || stem.ends_with("Tests")))
-        || path
-            .split('/')
-            .any(|d| matches!(d, "tests" | "test" | "testing" | "__tests__"))
-}
+/// Test files by each language's conventions (`navbench_lang::family`): the
+/// policies drop or demote them, since a fix is rarely in a test.
+pub use navbench_lang::family::is_test_file;
 
 /// True for files outside the code a fix lands in: documentation, examples and
 /// benchmarks at the top of the tree (`doc/`, `docs/`, `example(s)/`, `benchmark(s)/`,
@@ -188,36 +171,6 @@ pub fn is_auxiliary_file(path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn test_files_are_recognized() {
-        assert!(is_test_file("tests/test_a.py"));
-        assert!(is_test_file("pkg/conftest.py"));
-        assert!(is_test_file("pkg/a_test.py"));
-        assert!(!is_test_file("pkg/testing_utils_x/a.py") || is_test_file("pkg/testing/a.py"));
-        assert!(!is_test_file("pkg/contest.py"));
-        for p in [
-            "gin/context_test.go",
-            "src/types.test.ts",
-            "lib/router.spec.js",
-            "src/__tests__/util.tsx",
-            "gson/src/test/java/com/google/gson/GsonTest.java",
-            "extras/src/main/java/x/ParserTests.java",
-            "crates/core/tests/feature.rs",
-        ] {
-            assert!(is_test_file(p), "{p}");
-        }
-        for p in [
-            "gin/context.go",
-            "src/types.ts",
-            "lib/test-utils.md",
-            "src/main/java/x/Contest.java",
-            "src/main/java/x/TestResult.java",
-            "crates/core/src/latest.rs",
-        ] {
-            assert!(!is_test_file(p), "{p}");
-        }
-    }
 
     #[test]
     fn auxiliary_files_are_top_level_docs_examples_and_benchmarks() {

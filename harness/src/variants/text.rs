@@ -13,7 +13,7 @@
 //! Deterministically, one call per grep and per file read:
 //!
 //! 1. `list_files` with a glob of every source extension navbench reads gives the
-//!    repository's languages ([`Languages`]: those with a real share of its files)
+//!    repository's languages ([`Families`]: those with a real share of its files)
 //!    and the universe of their source files (N).
 //! 2. Terms are extracted from the issue ([`crate::policy::terms`]); the top
 //!    [`MAX_TERMS`] are grepped one call each, as whole words (`\bterm\b`), in those
@@ -43,7 +43,7 @@ use super::{PolicyFuture, Variant};
 use crate::data::dataset::Locations;
 use crate::policy::entities::EntityIndex;
 use crate::policy::knobs::Knob;
-use crate::policy::languages::{Languages, is_definition};
+use crate::policy::languages::{Families, is_definition};
 use crate::policy::ranking::Scores;
 use crate::policy::terms::{self, Extracted};
 use crate::policy::{Driver, Task, is_test_file};
@@ -184,11 +184,11 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
 }
 
 /// Step 1: the repository's languages and every source file in them.
-async fn list_source_files(driver: &mut Driver<'_>) -> anyhow::Result<(Languages, Vec<String>)> {
+async fn list_source_files(driver: &mut Driver<'_>) -> anyhow::Result<(Families, Vec<String>)> {
     let listed = driver
         .call(
             "list_files",
-            json!({"glob": Languages::all().glob(), "max_results": 10_000}),
+            json!({"glob": Families::all().glob(), "max_results": 10_000}),
         )
         .await;
     if listed.is_error {
@@ -200,7 +200,7 @@ async fn list_source_files(driver: &mut Driver<'_>) -> anyhow::Result<(Languages
     let all = (listed.structured.as_ref())
         .map(parse_files)
         .unwrap_or_default();
-    let langs = Languages::of(&all);
+    let langs = Families::of(all.iter().map(String::as_str));
     let files = all.into_iter().filter(|f| langs.contains(f)).collect();
     Ok((langs, files))
 }
@@ -210,7 +210,7 @@ async fn list_source_files(driver: &mut Driver<'_>) -> anyhow::Result<(Languages
 async fn grep_terms(
     driver: &mut Driver<'_>,
     ex: &Extracted,
-    (langs, n_files): (&Languages, f64),
+    (langs, n_files): (&Families, f64),
     max_terms: usize,
 ) -> (Scores, Vec<TermHits>) {
     let glob = langs.glob();

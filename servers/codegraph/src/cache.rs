@@ -33,6 +33,7 @@ use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use navbench_lang::family::Selection;
 use rayon::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -96,6 +97,19 @@ impl CacheKey {
             root: root.to_path_buf(),
             fingerprint,
         }
+    }
+}
+
+impl CacheKey {
+    /// The key of a graph built of the families `languages` chooses: `auto`, the
+    /// default, decides from the tree itself and keeps the key as it is; any other
+    /// choice is appended (`;languages=all`), so graphs of one tree with different
+    /// languages are cached apart.
+    pub fn with_languages(mut self, languages: &Selection) -> CacheKey {
+        if *languages != Selection::Auto {
+            self.fingerprint = format!("{};languages={languages}", self.fingerprint);
+        }
+        self
     }
 }
 

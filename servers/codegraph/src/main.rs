@@ -13,11 +13,15 @@ use clap::{Parser, Subcommand};
 use tracing::info;
 
 use navbench_codegraph::{builder, export};
+use navbench_lang::family::Selection;
 use navbench_server_support::roots::AllowedRoots;
 use navbench_server_support::start;
 
 #[derive(Parser)]
-#[command(version, about = "LocAgent's dependency graph of a Python repository")]
+#[command(
+    version,
+    about = "LocAgent's dependency graph of a repository (Python, TS/JS, Java, Go, Rust)"
+)]
 #[command(args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
@@ -55,6 +59,12 @@ struct ServeArgs {
     /// the LocAgent paper's BM25 baseline).
     #[arg(long, value_enum, default_value_t = ToolSet::Codegraph)]
     tools: ToolSet,
+    /// Which languages the graph (and the functions corpus) reads: `auto` (the
+    /// repository's own: each of Python, TS/JS, Java, Go, Rust holding at least 10% of
+    /// its non-test source files; a Python project's graph is then LocAgent's), `all`,
+    /// or a list such as `python,ecma` (`ecma` is TypeScript and JavaScript).
+    #[arg(long, default_value = "auto", value_name = "LIST")]
+    languages: Selection,
 }
 
 /// The tool sets the server can expose.
@@ -87,6 +97,9 @@ enum Command {
         /// commit), parsing only new or changed files; the graph is the same.
         #[arg(long, value_name = "DIR")]
         reuse: Option<PathBuf>,
+        /// Which languages the graph reads: `auto`, `all` or a list (as for serving).
+        #[arg(long, default_value = "auto", value_name = "LIST")]
+        languages: Selection,
     },
 }
 
@@ -98,7 +111,8 @@ fn main() -> ExitCode {
             out,
             no_global_import,
             reuse,
-        }) => run_export(root, out, !no_global_import, reuse),
+            languages,
+        }) => run_export(root, out, !no_global_import, reuse, languages),
         Some(Command::Serve(args)) => run_serve(args),
         None => run_serve(cli.serve),
     })
@@ -121,6 +135,7 @@ fn run_serve(args: ServeArgs) -> anyhow::Result<()> {
             args.http,
             args.allow_remote,
             allowed,
+            args.languages,
         ));
     }
     start::runtime()?.block_on(navbench_codegraph::server::serve(
@@ -130,6 +145,7 @@ fn run_serve(args: ServeArgs) -> anyhow::Result<()> {
             http: args.http,
             allow_remote: args.allow_remote,
             allowed_roots: allowed,
+            languages: args.languages,
             ..Default::default()
         },
     ))
@@ -140,11 +156,13 @@ fn run_export(
     out: PathBuf,
     global_import: bool,
     reuse: Option<PathBuf>,
+    languages: Selection,
 ) -> anyhow::Result<()> {
     let options = builder::BuildOptions {
         global_import,
         reuse: reuse.map(builder::FileStore::new),
         trees: None,
+        languages,
     };
     let (graph, report) = builder::build_graph_with(&root, &options)
         .with_context(|| format!("building the graph of {}", root.display()))?;
@@ -164,6 +182,7 @@ fn run_export(
         files = report.files,
         parsed = report.parsed,
         reused = report.reused,
+        languages = %report.languages.join(","),
         build_ms = format!("{:.1}", report.elapsed.as_secs_f64() * 1000.0),
         "graph built"
     );

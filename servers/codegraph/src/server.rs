@@ -289,6 +289,9 @@ pub struct ServeOptions {
     /// `--allow-root` and `--root`); the default, [`AllowedRoots::any`], is for
     /// trusted callers.
     pub allowed_roots: AllowedRoots,
+    /// Which language families the graphs read (`--languages`; default `auto`, the
+    /// repository's own).
+    pub languages: navbench_lang::family::Selection,
 }
 
 /// Serves the tools over stdin/stdout until the client closes the connection, or over
@@ -302,7 +305,8 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
         .unwrap_or_else(|| navbench_server_support::cache::default_cache_dir().join("codegraph"));
     let tools = Arc::new(
         CodegraphTools::new(cache.clone(), options.limits.clone())
-            .with_allowed_roots(options.allowed_roots.clone()),
+            .with_allowed_roots(options.allowed_roots.clone())
+            .with_languages(options.languages.clone()),
     );
     if let Some(root) = &options.root {
         let tools = Arc::clone(&tools);

@@ -64,15 +64,21 @@ async fn start(cache: &Path, root: Option<&Path>) -> Client {
 
 /// The server with `--root` when given and an `--allow-root` per `allowed`.
 async fn start_allowing(cache: &Path, root: Option<&Path>, allowed: &[&Path]) -> Client {
+    let mut args: Vec<std::ffi::OsString> = Vec::new();
+    if let Some(root) = root {
+        args.extend(["--root".into(), root.into()]);
+    }
+    for dir in allowed {
+        args.extend(["--allow-root".into(), dir.into()]);
+    }
+    start_with(cache, &args).await
+}
+
+/// The server with `--cache cache` and `args`.
+async fn start_with(cache: &Path, args: &[std::ffi::OsString]) -> Client {
     let transport = TokioChildProcess::builder(
         Command::new(env!("CARGO_BIN_EXE_navbench-codegraph")).configure(|cmd| {
-            cmd.arg("--cache").arg(cache);
-            if let Some(root) = root {
-                cmd.arg("--root").arg(root);
-            }
-            for dir in allowed {
-                cmd.arg("--allow-root").arg(dir);
-            }
+            cmd.arg("--cache").arg(cache).args(args);
             cmd.env("RUST_LOG", "warn");
         }),
     )
@@ -627,6 +633,62 @@ async fn cache_hit_force_rebuild_and_corrupt_file() {
     assert_ne!(s["fingerprint"], second["fingerprint"]);
     assert_eq!(s["files"], 8);
     client.cancel().await.expect("close");
+}
+
+#[tokio::test]
+async fn a_python_project_graph_leaves_its_javascript_out_unless_told_otherwise() {
+    // A Python project with one JavaScript asset (1 of its 11 non-test source
+    // files, under 10%): the default graph is LocAgent's, `.py` files only; `--languages all`
+    // takes the asset too, and caches that graph under another key.
+    let repo = fixture();
+    for i in 0..4 {
+        write(repo.path(), &format!("pkg/extra{i}.py"), "X = 1\n");
+    }
+    write(
+        repo.path(),
+        "pkg/static/widget.js",
+        "function toggle(el) {\n  el.hidden = !el.hidden;\n}\n",
+    );
+    let cache = tempfile::tempdir().expect("cache");
+    let client = start_allowing(cache.path(), None, &[repo.path()]).await;
+    let auto = structured(&init(&client, repo.path(), false).await);
+    assert_eq!(auto["languages"], json!(["python"]), "{auto}");
+    assert_eq!(auto["files"], 11, "{auto}");
+    client.cancel().await.expect("close");
+
+    let all_args: Vec<std::ffi::OsString> = vec![
+        "--allow-root".into(),
+        repo.path().into(),
+        "--languages".into(),
+        "all".into(),
+    ];
+    let client = start_with(cache.path(), &all_args).await;
+    let r = init(&client, repo.path(), false).await;
+    let all = structured(&r);
+    assert_eq!(all["languages"], json!(["python", "ecma"]), "{all}");
+    assert_eq!(all["cache"], "miss", "another key: {all}");
+    assert!(
+        all["fingerprint"]
+            .as_str()
+            .is_some_and(|f| f.ends_with(";languages=all"))
+    );
+    assert!(ok(&r).contains("languages: python, ecma"));
+    let r = call(&client, "search_code", json!({"query": ["toggle"]})).await;
+    assert!(
+        ok(&r).contains("pkg/static/widget.js:toggle"),
+        "{}",
+        text(&r)
+    );
+    client.cancel().await.expect("close");
+
+    // A misspelt language is refused at start-up, naming the accepted values.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_navbench-codegraph"))
+        .args(["--languages", "pyton"])
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`pyton`") && err.contains("auto"), "{err}");
 }
 
 #[tokio::test]

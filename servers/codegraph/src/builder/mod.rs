@@ -51,6 +51,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use navbench_lang::family::{Families, Selection};
 use rayon::prelude::*;
 use tracing::debug;
 
@@ -70,6 +71,9 @@ pub struct BuildOptions {
     /// Who else wants the syntax tree of each file this build parses (`None`, the
     /// default: nobody).
     pub trees: Option<Arc<dyn TreeSink>>,
+    /// Which language families become nodes ([`walk`]): by default the
+    /// repository's languages, so a Python project's graph is the original's.
+    pub languages: Selection,
 }
 
 impl Default for BuildOptions {
@@ -78,6 +82,7 @@ impl Default for BuildOptions {
             global_import: true,
             reuse: None,
             trees: None,
+            languages: Selection::Auto,
         }
     }
 }
@@ -109,6 +114,8 @@ pub struct BuildReport {
     pub parsed: usize,
     /// Wall time of the whole build.
     pub elapsed: Duration,
+    /// The language families whose files became nodes (`python`, `ecma`, …).
+    pub languages: Vec<&'static str>,
 }
 
 /// Why a graph could not be built.
@@ -182,6 +189,7 @@ pub struct Extraction {
     root: PathBuf,
     items: Vec<walk::WalkItem>,
     outcomes: Vec<Option<FileOutcome>>,
+    families: Families,
     start: Instant,
 }
 
@@ -193,17 +201,19 @@ impl Extraction {
         if !root.is_dir() {
             return Err(BuildError::NotADirectory(root.to_path_buf()));
         }
-        let items = walk::walk(root).map_err(|source| BuildError::Walk {
-            path: root.to_path_buf(),
-            source,
-        })?;
-        debug!(items = items.len(), elapsed = ?start.elapsed(), "walked");
+        let (items, families) =
+            walk::walk(root, &options.languages).map_err(|source| BuildError::Walk {
+                path: root.to_path_buf(),
+                source,
+            })?;
+        debug!(items = items.len(), languages = %families, elapsed = ?start.elapsed(), "walked");
         let outcomes = extract_all(&items, options.reuse.as_ref(), options.trees.as_deref())?;
         debug!(elapsed = ?start.elapsed(), "files read and extracted");
         Ok(Extraction {
             root: root.to_path_buf(),
             items,
             outcomes,
+            families,
             start,
         })
     }
@@ -215,11 +225,15 @@ impl Extraction {
             root,
             items,
             outcomes,
+            families,
             start,
         } = self;
         // 3. Nodes and contains edges, in the original's insertion order.
         let mut graph = CodeGraph::new();
-        let mut report = BuildReport::default();
+        let mut report = BuildReport {
+            languages: families.names().to_vec(),
+            ..BuildReport::default()
+        };
         for o in outcomes.iter().flatten() {
             match o {
                 FileOutcome::Read { reused: true, .. } => report.reused += 1,

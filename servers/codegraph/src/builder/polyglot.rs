@@ -2,6 +2,11 @@
 //! JavaScript/JSX, Java, Go and Rust, read with `navbench-lang`'s front ends in one
 //! parse per file, modelled on what LocAgent builds for Python.
 //!
+//! Which languages a build reads is its [`super::BuildOptions::languages`]: by default
+//! the repository's own (`navbench_lang::family`: each family holding at least 10% of
+//! the non-test source files), so a Python project that ships some JavaScript (Django's
+//! admin, a Sphinx theme) gets LocAgent's `.py`-only graph.
+//!
 //! # What the graph models, per language
 //!
 //! Everywhere: a file node per source file the walk yields (its code the whole text);

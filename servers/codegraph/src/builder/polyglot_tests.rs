@@ -3,7 +3,9 @@
 use std::fs;
 use std::path::Path;
 
-use crate::builder::build_graph;
+use navbench_lang::family::{Families, Selection};
+
+use crate::builder::{BuildOptions, build_graph_with};
 use crate::graph::{CodeGraph, EdgeKind, EdgeRef, NodeKind};
 
 /// A polyglot tree: TS/TSX, JS, Java, Go, Rust and a Python file.
@@ -96,10 +98,17 @@ fn targets(g: &CodeGraph, source: &str, kind: EdgeKind) -> Vec<String> {
     out
 }
 
+/// [`FILES`]' graph with every language: `tool.py` is under 10% of the tree's
+/// source files, which `auto` would leave out.
 fn built() -> (tempfile::TempDir, CodeGraph) {
     let dir = tempfile::tempdir().expect("tempdir");
     write_tree(dir.path());
-    let g = build_graph(dir.path()).expect("build");
+    let options = BuildOptions {
+        languages: Selection::All,
+        ..BuildOptions::default()
+    };
+    let (g, report) = build_graph_with(dir.path(), &options).expect("build");
+    assert_eq!(report.languages, Families::all().names());
     (dir, g)
 }
 

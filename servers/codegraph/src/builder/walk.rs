@@ -5,8 +5,11 @@
 //!
 //! Beyond the original, the walk also yields the files of the other languages
 //! `navbench-lang` has a front end for (TS/JS, Java, Go, Rust: see
-//! `crate::builder::polyglot`), and they count as `.py` files do for pruning. A
-//! repository without such files walks exactly as before.
+//! `crate::builder::polyglot`) when the build's [`Selection`] takes their family,
+//! and they count as `.py` files do for pruning. The default, `auto`, takes the
+//! repository's languages (`navbench_lang::family::Families::of` over every source
+//! file the walk sees): a Python project with a few JavaScript assets (Django's
+//! admin) walks exactly as the original, `.py` files only.
 //!
 //! Pruning is decided here, before any node exists, so the graph never has to
 //! remove nodes; the surviving directories keep their relative walk order.
@@ -16,6 +19,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use navbench_lang::family::{Families, Selection, family_of};
 use tracing::warn;
 
 /// Substrings that make the original skip a directory (`SKIP_DIRS`).
@@ -44,10 +48,20 @@ pub(crate) enum WalkItem {
 }
 
 /// Walks `root` and returns the directory and file items in node-insertion order,
-/// pruned directories already removed.
-pub(crate) fn walk(root: &Path) -> io::Result<Vec<WalkItem>> {
+/// pruned directories already removed, with the families `selection` chose (only
+/// their files are items and count for pruning).
+pub(crate) fn walk(root: &Path, selection: &Selection) -> io::Result<(Vec<WalkItem>, Families)> {
     let mut visited: Vec<Visited> = Vec::new();
     walk_dir(root, root, &mut visited)?;
+    let families = selection.resolve(
+        visited
+            .iter()
+            .flat_map(|v| v.sources.iter().filter(|s| s.path.is_some()))
+            .map(|s| s.id.as_str()),
+    );
+    for v in &mut visited {
+        v.sources.retain(|s| families.contains(&s.id));
+    }
 
     let mut removed: HashSet<String> = HashSet::new();
     let mut stack: Vec<(String, bool)> = Vec::new();
@@ -67,7 +81,7 @@ pub(crate) fn walk(root: &Path) -> io::Result<Vec<WalkItem>> {
         if v.dirname != "/" {
             stack.push((v.dirname.clone(), false));
         }
-        if v.has_py {
+        if !v.sources.is_empty() {
             for entry in stack.iter_mut() {
                 entry.1 = true;
             }
@@ -76,7 +90,7 @@ pub(crate) fn walk(root: &Path) -> io::Result<Vec<WalkItem>> {
     pop_until(None, &mut stack);
 
     let mut items = Vec::new();
-    for Visited { dirname, files, .. } in visited {
+    for Visited { dirname, sources } in visited {
         if dirname != "/" {
             if removed.contains(&dirname) {
                 continue;
@@ -90,9 +104,16 @@ pub(crate) fn walk(root: &Path) -> io::Result<Vec<WalkItem>> {
                 parent,
             });
         }
-        items.extend(files);
+        items.extend(sources.into_iter().filter_map(|s| {
+            let path = s.path?;
+            Some(WalkItem::File {
+                id: s.id,
+                dir: dirname.clone(),
+                path,
+            })
+        }));
     }
-    Ok(items)
+    Ok((items, families))
 }
 
 /// True if the original skips this repo-relative directory (`'.git' in dirname`).
@@ -100,21 +121,23 @@ pub(crate) fn is_skip_dir(dirname: &str) -> bool {
     SKIP_DIRS.iter().any(|s| dirname.contains(s))
 }
 
-/// Whether the walk yields a file of this name: the original's `.py` test, or a
-/// language `navbench-lang` has a front end for.
-pub(crate) fn is_source_file(name: &str) -> bool {
-    name.ends_with(".py") || navbench_lang::language_for_path(name).is_some()
-}
-
 /// A directory the walk visited (and did not skip).
 struct Visited {
     /// Its id (`/` for the root).
     dirname: String,
-    /// `dir_has_py`: some name directly inside ends with `.py` or is a source file of
-    /// another language (symlinks included).
-    has_py: bool,
-    /// Its `.py` files that are not symlinks, sorted by name.
-    files: Vec<WalkItem>,
+    /// The source files directly inside (`.py` or another family's, symlinks
+    /// included), sorted by name. `dir_has_py` is "one of the chosen families is
+    /// among them".
+    sources: Vec<SourceName>,
+}
+
+/// A source file as the walk lists it.
+struct SourceName {
+    /// Repo-relative path, `/`-separated.
+    id: String,
+    /// Absolute path to read; `None` for a symlink (no node, but it counts for
+    /// pruning as in the original).
+    path: Option<PathBuf>,
 }
 
 /// Visits `dir` and (top-down, sorted) its subdirectories, recording each one not
@@ -161,8 +184,7 @@ fn walk_dir(root: &Path, dir: &Path, out: &mut Vec<Visited>) -> io::Result<()> {
     names.sort_by(|a, b| a.0.cmp(&b.0));
 
     let mut subdirs = Vec::new();
-    let mut files = Vec::new();
-    let mut has_py = false;
+    let mut sources = Vec::new();
     for (name, ft) in names {
         let path = dir.join(&name);
         // `DirEntry.is_dir()` follows symlinks: a symlink to a directory is listed
@@ -178,11 +200,7 @@ fn walk_dir(root: &Path, dir: &Path, out: &mut Vec<Visited>) -> io::Result<()> {
             warn!(path = %path.display(), "skipping a file whose name is not UTF-8");
             continue;
         };
-        if !is_source_file(name) {
-            continue;
-        }
-        has_py = true;
-        if ft.is_symlink() {
+        if family_of(name).is_none() {
             continue;
         }
         let id = if dirname == "/" {
@@ -190,17 +208,10 @@ fn walk_dir(root: &Path, dir: &Path, out: &mut Vec<Visited>) -> io::Result<()> {
         } else {
             format!("{dirname}/{name}")
         };
-        files.push(WalkItem::File {
-            id,
-            dir: dirname.clone(),
-            path,
-        });
+        let path = (!ft.is_symlink()).then_some(path);
+        sources.push(SourceName { id, path });
     }
-    out.push(Visited {
-        dirname,
-        has_py,
-        files,
-    });
+    out.push(Visited { dirname, sources });
     for sub in subdirs {
         walk_dir(root, &sub, out)?;
     }
@@ -242,7 +253,7 @@ mod tests {
         touch(r, ".github/wf.py"); // skipped (substring)
         touch(r, "a.gitlab/x.py"); // skipped (substring `.git`)
         touch(r, ".tox/t.py"); // kept: other hidden dirs are walked
-        let items = walk(r).expect("walk");
+        let (items, _) = walk(r, &Selection::Auto).expect("walk");
         assert_eq!(
             ids(&items),
             vec![
@@ -270,7 +281,7 @@ mod tests {
         touch(r, "cmd/main.go");
         touch(r, "docs/x.txt"); // pruned: no source file beneath
         touch(r, "src/lib.rs");
-        let items = walk(r).expect("walk");
+        let (items, _) = walk(r, &Selection::Auto).expect("walk");
         assert_eq!(
             ids(&items),
             vec![
@@ -286,6 +297,33 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_python_project_walks_as_the_original_unless_told_otherwise() {
+        // Django's shape: Python, and a few JavaScript assets under static/ (8% of
+        // the source files). `auto` leaves them out, as LocAgent's `.py`-only walk
+        // does (static/ is pruned); `all` and an explicit list take them.
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let r = tmp.path();
+        for i in 0..11 {
+            touch(r, &format!("pkg/m{i}.py"));
+        }
+        touch(r, "pkg/static/admin.js");
+        let (auto, families) = walk(r, &Selection::Auto).expect("walk");
+        assert_eq!(families.names(), ["python"]);
+        assert!(!ids(&auto).iter().any(|i| i.contains("static")), "{auto:?}");
+        let (all, families) = walk(r, &Selection::All).expect("walk");
+        assert_eq!(families, Families::all());
+        let with_js = ids(&all);
+        assert!(with_js.contains(&"D pkg/static".to_string()), "{with_js:?}");
+        assert!(with_js.contains(&"F pkg/static/admin.js".to_string()));
+        let ecma: Selection = "javascript".parse().expect("parses");
+        let (only_js, _) = walk(r, &ecma).expect("walk");
+        assert_eq!(
+            ids(&only_js),
+            ["D pkg", "D pkg/static", "F pkg/static/admin.js"]
+        );
+    }
+
     #[cfg(unix)]
     #[test]
     fn symlinked_py_counts_for_pruning_but_is_no_node() {
@@ -295,7 +333,7 @@ mod tests {
         fs::create_dir_all(r.join("links")).expect("mkdir");
         std::os::unix::fs::symlink(r.join("real/a.py"), r.join("links/l.py")).expect("symlink");
         std::os::unix::fs::symlink(r.join("real"), r.join("linkdir")).expect("symlink");
-        let items = walk(r).expect("walk");
+        let (items, _) = walk(r, &Selection::Auto).expect("walk");
         assert_eq!(ids(&items), vec!["D links", "D real", "F real/a.py"]);
     }
 }

@@ -32,6 +32,7 @@ mod tools;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use navbench_lang::family::Selection;
 use rayon::prelude::*;
 
 pub use corpus::{FunctionDoc, TestFilter};
@@ -124,13 +125,27 @@ enum FileOutcome {
 }
 
 impl FunctionIndex {
-    /// Reads every source file under `root` (in parallel) and indexes its documents.
+    /// Reads every source file of the repository's languages under `root` (in
+    /// parallel) and indexes its documents: a Python project's corpus is the paper's,
+    /// `.py` files only (see [`FunctionIndex::build_for`]).
     pub fn build(root: &Path, filter: TestFilter) -> Result<FunctionIndex, FunctionsError> {
+        FunctionIndex::build_for(root, filter, &Selection::Auto)
+    }
+
+    /// Reads every source file of the families `languages` chooses under `root` and
+    /// indexes its documents.
+    pub fn build_for(
+        root: &Path,
+        filter: TestFilter,
+        languages: &Selection,
+    ) -> Result<FunctionIndex, FunctionsError> {
         let started = Instant::now();
-        let files = corpus::source_files(root).map_err(|source| FunctionsError::Walk {
+        let mut files = corpus::source_files(root).map_err(|source| FunctionsError::Walk {
             root: root.to_path_buf(),
             source,
         })?;
+        let families = languages.resolve(files.iter().map(|f| f.rel.as_str()));
+        files.retain(|f| families.contains(&f.rel));
         let outcomes: Vec<FileOutcome> = files
             .par_iter()
             .map_init(Tokenizer::new, |tokenizer, f| {

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use navbench_lang::family::Selection;
 use navbench_server_support::mcp::{call_tool, input_schema, output_schema};
 use navbench_server_support::roots::AllowedRoots;
 use navbench_server_support::start::server_info;
@@ -120,8 +121,13 @@ pub async fn serve(
     http: Option<String>,
     allow_remote: bool,
     allowed_roots: AllowedRoots,
+    languages: Selection,
 ) -> anyhow::Result<()> {
-    let tools = Arc::new(FunctionTools::new().with_allowed_roots(allowed_roots));
+    let tools = Arc::new(
+        FunctionTools::new()
+            .with_allowed_roots(allowed_roots)
+            .with_languages(languages),
+    );
     if let Some(root) = &root {
         let tools = Arc::clone(&tools);
         let args = IndexFunctionsArgs {

@@ -210,3 +210,35 @@ fn other_languages_give_documents_in_the_same_format() {
     let hits = index.search("Pop returns the first element of the queue", 5);
     assert_eq!(hits.hits[0].id, "q/queue.go/Queue/Pop");
 }
+
+/// The corpus reads the repository's languages: a Python project's one JavaScript
+/// asset stays out by default, as in the paper's `.py`-only corpus, and is read when
+/// the server is told `all`.
+#[test]
+fn a_python_project_corpus_is_python_unless_told_otherwise() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for i in 0..10 {
+        let text = format!("def total_{i}():\n    return {i}\n");
+        write(dir.path(), &format!("pkg/m{i}.py"), text.as_bytes());
+    }
+    write(
+        dir.path(),
+        "pkg/static/cart.js",
+        b"function totalPrice(items) {\n  return 0;\n}\n",
+    );
+    let auto = FunctionIndex::build(dir.path(), TestFilter::Path).expect("builds");
+    assert_eq!(auto.stats().source_files, 10);
+    assert!(auto.documents().iter().all(|d| d.file.ends_with(".py")));
+    let all = FunctionIndex::build_for(
+        dir.path(),
+        TestFilter::Path,
+        &navbench_lang::family::Selection::All,
+    )
+    .expect("builds");
+    assert_eq!(all.stats().source_files, 11);
+    assert!(
+        all.documents()
+            .iter()
+            .any(|d| d.id == "pkg/static/cart.js/totalPrice")
+    );
+}

@@ -4,6 +4,7 @@
 
 use std::sync::{Arc, RwLock};
 
+use navbench_lang::family::Selection;
 use navbench_server_support::mcp::ToolOutput;
 use navbench_server_support::roots::AllowedRoots;
 use navbench_server_support::sandbox::Sandbox;
@@ -108,6 +109,8 @@ pub enum FunctionToolError {
 pub struct FunctionTools {
     /// Where `index_functions` may open a repository (`--allow-root`).
     allowed_roots: AllowedRoots,
+    /// Which language families the corpus reads (`--languages`).
+    languages: Selection,
     state: RwLock<Option<Arc<FunctionIndex>>>,
 }
 
@@ -118,8 +121,15 @@ impl FunctionTools {
     pub fn new() -> FunctionTools {
         FunctionTools {
             allowed_roots: AllowedRoots::any(),
+            languages: Selection::Auto,
             state: RwLock::default(),
         }
+    }
+
+    /// The same tools, indexing the families `languages` chooses.
+    pub fn with_languages(mut self, languages: Selection) -> FunctionTools {
+        self.languages = languages;
+        self
     }
 
     /// The same tools, with `index_functions` confined to `roots`.
@@ -155,7 +165,7 @@ impl FunctionTools {
         self.allowed_roots
             .check("index_functions", sandbox.root())
             .map_err(|e| FunctionToolError::Invalid(e.to_string()))?;
-        let index = FunctionIndex::build(sandbox.root(), filter)
+        let index = FunctionIndex::build_for(sandbox.root(), filter, &self.languages)
             .map_err(|e| FunctionToolError::Build(e.to_string()))?;
         let s = index.stats().clone();
         let data = IndexFunctionsOutput {

@@ -31,6 +31,7 @@ pub use results::*;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
+use navbench_lang::family::Selection;
 use navbench_server_support::roots::AllowedRoots;
 use navbench_server_support::sandbox::Sandbox;
 
@@ -95,6 +96,9 @@ pub struct CodegraphTools {
     limits: Limits,
     /// Where `init_repository` may open a repository (`--allow-root`).
     allowed_roots: AllowedRoots,
+    /// Which language families the graph reads (`--languages`; default: the
+    /// repository's own, `navbench_lang::family`).
+    languages: Selection,
     state: RwLock<Option<Arc<Repository>>>,
 }
 
@@ -146,8 +150,15 @@ impl CodegraphTools {
             cache_dir,
             limits,
             allowed_roots: AllowedRoots::any(),
+            languages: Selection::Auto,
             state: RwLock::new(None),
         }
+    }
+
+    /// The same tools, building graphs of the families `languages` chooses.
+    pub fn with_languages(mut self, languages: Selection) -> CodegraphTools {
+        self.languages = languages;
+        self
     }
 
     /// The same tools, with `init_repository` confined to `roots`.

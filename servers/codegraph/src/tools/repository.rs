@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
+use navbench_lang::family::family_of;
 use navbench_server_support::sandbox::Sandbox;
 
 use super::*;
@@ -53,6 +54,22 @@ impl std::fmt::Display for InitPhases {
     }
 }
 
+/// The language families of the graph's file nodes, in `navbench_lang::family`'s
+/// order (read from the graph, so a graph loaded from the cache says it too).
+fn graph_languages(graph: &crate::graph::CodeGraph) -> Vec<String> {
+    let files: Vec<&str> = graph
+        .node_indices()
+        .filter(|&ix| graph.node(ix).kind == NodeKind::File)
+        .map(|ix| graph.node(ix).id.as_str())
+        .collect();
+    navbench_lang::family::Families::all()
+        .names()
+        .iter()
+        .filter(|f| files.iter().any(|id| family_of(id) == Some(**f)))
+        .map(|f| f.to_string())
+        .collect()
+}
+
 impl CodegraphTools {
     /// `init_repository`: builds (or loads from the cache) the graph and indexes.
     pub fn init_repository(
@@ -78,7 +95,10 @@ impl CodegraphTools {
         let root = sandbox.root().to_path_buf();
         let force = args.force_rebuild.unwrap_or(false);
         let mut phases = InitPhases::start();
-        let entry = CacheEntry::new(&self.cache_dir, CacheKey::of(&root));
+        let entry = CacheEntry::new(
+            &self.cache_dir,
+            CacheKey::of(&root).with_languages(&self.languages),
+        );
         phases.mark("key");
         let (graph, cache, content) = self.graph_and_content(&root, &entry, force)?;
         phases.mark("graph+bm25");
@@ -106,6 +126,7 @@ impl CodegraphTools {
             build_ms: (started.elapsed().as_secs_f64() * 1e4).round() / 10.0,
             cache: cache.to_string(),
             fingerprint: entry.key.fingerprint.clone(),
+            languages: graph_languages(rg.graph()),
             content_search: retrievers.content.is_some(),
             content_index: match (&retrievers.content, retrievers.cache_hit) {
                 (None, _) => "unavailable",
@@ -116,7 +137,7 @@ impl CodegraphTools {
             next_step: NEXT_STEP.to_string(),
         };
         let mut text = format!(
-            "Initialized repository {}\ngraph: {} nodes, {} edges ({} directories, {} files, {} classes, {} functions)\nbuild time: {:.1} ms; cache: {} ({}); BM25 code index: {}\n",
+            "Initialized repository {}\ngraph: {} nodes, {} edges ({} directories, {} files, {} classes, {} functions); languages: {}\nbuild time: {:.1} ms; cache: {} ({}); BM25 code index: {}\n",
             data.root,
             data.nodes,
             data.edges,
@@ -124,6 +145,7 @@ impl CodegraphTools {
             data.files,
             data.classes,
             data.functions,
+            data.languages.join(", "),
             data.build_ms,
             data.cache,
             data.fingerprint,
@@ -249,6 +271,7 @@ impl CodegraphTools {
         crate::builder::BuildOptions {
             reuse: Some(crate::builder::FileStore::new(self.cache_dir.join("files"))),
             trees,
+            languages: self.languages.clone(),
             ..Default::default()
         }
     }

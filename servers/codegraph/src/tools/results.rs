@@ -28,8 +28,12 @@ pub struct InitOutput {
     pub build_ms: f64,
     /// `hit` (loaded from the cache), `miss` (built and cached), `forced` (rebuilt on request) or `corrupt` (a damaged cache file was rebuilt).
     pub cache: String,
-    /// The tree's fingerprint (`git:<commit>` or `content:<hash>`).
+    /// The tree's fingerprint (`git:<commit>` or `content:<hash>`, followed by
+    /// `;languages=<list>` when the server was told which languages to read).
     pub fingerprint: String,
+    /// The language families whose files are in the graph (`python`, `ecma` for
+    /// TypeScript and JavaScript, `java`, `go`, `rust`).
+    pub languages: Vec<String>,
     /// Whether BM25 code-content search is available.
     pub content_search: bool,
     /// The BM25 content index: `cached` (loaded), `built` or `unavailable`.
