@@ -64,6 +64,12 @@ pub fn family_of(path: &str) -> Option<&'static str> {
     })
 }
 
+/// Every source extension navbench reads (without the dot), family by family: what
+/// a pattern for "a path to a source file" alternates over.
+pub fn extensions() -> impl Iterator<Item = &'static str> {
+    FAMILIES.iter().flat_map(|(_, e)| e.iter().copied())
+}
+
 /// Whether `path` is a test file by its language's conventions: Python's `test_*.py`,
 /// `*_test.py` and `conftest.py`, Go's `*_test.go`, TS/JS `*.test.*` and `*.spec.*`,
 /// Java's `*Test.java` and `*Tests.java`, and anything under a `tests`, `test`,
@@ -261,6 +267,14 @@ mod tests {
             Families::all().glob(),
             "*.{py,ts,tsx,mts,cts,js,jsx,mjs,cjs,java,go,rs}"
         );
+        // Every extension has a family, and the registry reads each one.
+        for ext in extensions() {
+            let path = format!("src/a.{ext}");
+            assert!(
+                family_of(&path).is_some() && Families::all().contains(&path),
+                "{ext}"
+            );
+        }
         // Python tests alone do not make a Go project a Python one.
         let go = Families::of(["a.go", "b.go", "tests/test_a.py", "tests/test_b.py"]);
         assert_eq!(go.names(), ["go"]);

@@ -54,7 +54,9 @@ static ARROW: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?m)^\s*-+> (\d+)").expect("valid regex"));
 /// A source file path: a name with the extension of a language navbench reads.
 static PATH: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"[\w./-]*\w\.(?:py|java|go|rs|[cm]?[jt]sx?)\b").expect("valid regex")
+    let exts: Vec<&str> = navbench_lang::family::extensions().collect();
+    Regex::new(&format!(r"[\w./-]*\w\.(?:{})\b", exts.join("|")))
+        .expect("valid regex: extensions are letters")
 });
 static BACKTICK: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"`{1,3}([^`]+?)`{1,3}").expect("valid regex"));
@@ -368,6 +370,24 @@ ZeroDivisionError: division by zero
         assert!(t.contains(&"ZeroDivisionError"));
         assert!(!t.contains(&"module"));
         assert!(!t.contains(&"line"));
+    }
+
+    #[test]
+    fn paths_of_every_language_are_found_and_other_files_are_not() {
+        let text = "The bug is in web/src/App.tsx and lib/router.mjs (see also \
+                    src/main/java/a/Client.java, gin/context.go, crates/core/src/lib.rs \
+                    and ./pkg/util.py), not in README.md, config.toml or a.tsxx.";
+        assert_eq!(
+            extract(text).paths,
+            [
+                "web/src/App.tsx",
+                "lib/router.mjs",
+                "src/main/java/a/Client.java",
+                "gin/context.go",
+                "crates/core/src/lib.rs",
+                "pkg/util.py"
+            ]
+        );
     }
 
     #[test]
