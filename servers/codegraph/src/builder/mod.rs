@@ -313,37 +313,12 @@ fn add_nodes<'o>(
                 graph.add_edge(p, ix, edge(EdgeKind::Contains, None));
             }
             (walk::WalkItem::File { id, dir, .. }, Some(outcome)) => {
-                let (text, parsed) = match outcome {
+                let text = match outcome {
                     FileOutcome::Undecodable => {
                         report.undecodable.push(id.clone());
                         continue;
                     }
-                    FileOutcome::Source { text, lang, parsed } => {
-                        report.files += 1;
-                        let file_ix = graph.upsert_node(Node {
-                            id: id.clone(),
-                            kind: NodeKind::File,
-                            lines: None,
-                            code: Some(Code::whole(text.clone())),
-                        });
-                        sources.push(polyglot::add_file(
-                            graph, id, dir, file_ix, text, *lang, parsed,
-                        ));
-                        continue;
-                    }
-                    FileOutcome::Read {
-                        text,
-                        extracted: Extracted::Rejected(reason),
-                        ..
-                    } => {
-                        report.rejected.push((id.clone(), reason.clone()));
-                        (text, None)
-                    }
-                    FileOutcome::Read {
-                        text,
-                        extracted: Extracted::Parsed(parsed),
-                        ..
-                    } => (text, Some(parsed)),
+                    FileOutcome::Source { text, .. } | FileOutcome::Read { text, .. } => text,
                 };
                 report.files += 1;
                 let file_ix = graph.upsert_node(Node {
@@ -352,9 +327,23 @@ fn add_nodes<'o>(
                     lines: None,
                     code: Some(Code::whole(text.clone())),
                 });
-                let Some(parsed) = parsed else { continue };
-                parsed_files.push((file_ix, parsed));
-                add_entities(graph, &mut analyses, id, dir, file_ix, text, parsed);
+                match outcome {
+                    FileOutcome::Source { lang, parsed, .. } => sources.push(polyglot::add_file(
+                        graph, id, dir, file_ix, text, *lang, parsed,
+                    )),
+                    FileOutcome::Read {
+                        extracted: Extracted::Rejected(reason),
+                        ..
+                    } => report.rejected.push((id.clone(), reason.clone())),
+                    FileOutcome::Read {
+                        extracted: Extracted::Parsed(parsed),
+                        ..
+                    } => {
+                        parsed_files.push((file_ix, parsed));
+                        add_entities(graph, &mut analyses, id, dir, file_ix, text, parsed);
+                    }
+                    FileOutcome::Undecodable => {}
+                }
             }
             (walk::WalkItem::File { .. }, None) => {}
         }
