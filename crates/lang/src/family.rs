@@ -124,6 +124,19 @@ impl Families {
         Families { families }
     }
 
+    /// The families with at least one file among `files`, however few: what a set of
+    /// files already chosen (a graph's file nodes) holds.
+    pub fn present<'a>(files: impl IntoIterator<Item = &'a str>) -> Families {
+        let found: Vec<&'static str> = files.into_iter().filter_map(family_of).collect();
+        Families {
+            families: FAMILIES
+                .iter()
+                .map(|(f, _)| *f)
+                .filter(|f| found.contains(f))
+                .collect(),
+        }
+    }
+
     /// Every family.
     pub fn all() -> Families {
         Families {
@@ -278,6 +291,9 @@ mod tests {
         // Python tests alone do not make a Go project a Python one.
         let go = Families::of(["a.go", "b.go", "tests/test_a.py", "tests/test_b.py"]);
         assert_eq!(go.names(), ["go"]);
+        // Present: every family with a file, in the fixed order, tests included.
+        let present = Families::present(["tests/test_a.py", "a.go", "README.md", "b.go"]);
+        assert_eq!(present.names(), ["python", "go"]);
     }
 
     #[test]

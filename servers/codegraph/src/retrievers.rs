@@ -14,6 +14,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use navbench_lang::family::{Families, Selection};
+
 use crate::bm25::{Bm25Error, Bm25Index, ModuleIndex};
 use crate::chunk::ChunkStore;
 use crate::graph::CodeGraph;
@@ -118,7 +120,20 @@ pub fn open_or_build(
     index_dir: &Path,
     rebuild: bool,
 ) -> Retrievers {
-    with_content(graph, open_or_build_content(root, index_dir, rebuild, None))
+    let languages = Selection::Only(graph_families(graph));
+    let content = open_or_build_content(root, index_dir, rebuild, None, &languages);
+    with_content(graph, content)
+}
+
+/// The language families of `graph`'s file nodes: what its content index reads, so
+/// that `search_code` finds code in the graph's files only.
+pub fn graph_families(graph: &CodeGraph) -> Families {
+    Families::present(
+        graph
+            .node_indices()
+            .filter(|&ix| graph.node(ix).kind == crate::graph::NodeKind::File)
+            .map(|ix| graph.node(ix).id.as_str()),
+    )
 }
 
 /// The content index of the tree at `root` and whether it was loaded from
@@ -131,11 +146,12 @@ pub fn open_or_build_content(
     index_dir: &Path,
     rebuild: bool,
     store: Option<&ChunkStore>,
+    languages: &Selection,
 ) -> Result<(Bm25Index, bool), Bm25Error> {
     if !rebuild && let Some(idx) = open_content(root, index_dir)? {
         return Ok((idx, true));
     }
-    build_content(root, index_dir, store, None)
+    build_content(root, index_dir, store, None, languages)
 }
 
 /// The content index saved in `index_dir` if it is intact and was built from the
@@ -154,21 +170,23 @@ pub fn open_content(root: &Path, index_dir: &Path) -> Result<Option<Bm25Index>, 
 }
 
 /// The content index of the tree at `root`, built into `index_dir` (in memory when
-/// it cannot be saved there) with the chunks of unchanged files from `store` and
-/// those made from the graph builder's parse from `shared`; `false`: not loaded.
+/// it cannot be saved there) over the corpus files of the families `languages`
+/// chooses, with the chunks of unchanged files from `store` and those made from the
+/// graph builder's parse from `shared`; `false`: not loaded.
 pub fn build_content(
     root: &Path,
     index_dir: &Path,
     store: Option<&ChunkStore>,
     shared: Option<&crate::chunk::TreeChunks>,
+    languages: &Selection,
 ) -> Result<(Bm25Index, bool), Bm25Error> {
-    match Bm25Index::build_saved(root, index_dir, store, shared) {
+    match Bm25Index::build_saved(root, index_dir, store, shared, languages) {
         Ok(idx) => Ok((idx, false)),
         Err(e @ (Bm25Error::Chunk(_) | Bm25Error::Json(_))) => Err(e),
         Err(e) => {
             // The tree is fine but the cache is not: serve from memory.
             tracing::warn!(error = %e, dir = %index_dir.display(), "cannot persist the BM25 index");
-            Ok((Bm25Index::build(root)?, false))
+            Ok((Bm25Index::build_for(root, languages)?, false))
         }
     }
 }

@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use navbench_lang::family::Selection;
 use tantivy::postings::Postings;
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STORED, Schema, TextFieldIndexing, TextOptions, Value,
@@ -208,9 +209,14 @@ fn corrupt(dir: &Path, why: impl Into<String>) -> Bm25Error {
 
 impl Bm25Index {
     /// Builds the index of the repository at `root` in memory (LocAgent's chunking and
-    /// settings).
+    /// settings), over the repository's languages.
     pub fn build(root: &Path) -> Result<Self, Bm25Error> {
-        let (fingerprint, termed) = Self::chunk_tree(root, None, None)?;
+        Self::build_for(root, &Selection::Auto)
+    }
+
+    /// [`Bm25Index::build`] over the corpus files of the families `languages` chooses.
+    pub fn build_for(root: &Path, languages: &Selection) -> Result<Self, Bm25Error> {
+        let (fingerprint, termed) = Self::chunk_tree(root, None, None, languages)?;
         let (chunks, terms): (Vec<Chunk>, Vec<String>) = termed.into_iter().unzip();
         let index = Index::create_in_ram(schema().0);
         Self::fill(&index, &chunks, &terms)?;
@@ -226,16 +232,17 @@ impl Bm25Index {
     /// Builds the index of the repository at `root` straight into `dir` (as
     /// [`Bm25Index::save`] would write it, replacing what is there; one tantivy
     /// indexing pass, not one in memory and one on disk), taking the chunks of
-    /// files an earlier build chunked from `store`. The index equals [`Bm25Index::build`]'s.
-    /// Files whose chunks `shared` made from the graph builder's parse are not
-    /// parsed again.
+    /// files an earlier build chunked from `store`. The index equals
+    /// [`Bm25Index::build_for`]'s with the same `languages`. Files whose chunks
+    /// `shared` made from the graph builder's parse are not parsed again.
     pub fn build_saved(
         root: &Path,
         dir: &Path,
         store: Option<&chunk::ChunkStore>,
         shared: Option<&chunk::TreeChunks>,
+        languages: &Selection,
     ) -> Result<Self, Bm25Error> {
-        let (fingerprint, termed) = Self::chunk_tree(root, store, shared)?;
+        let (fingerprint, termed) = Self::chunk_tree(root, store, shared, languages)?;
         let (chunks, terms): (Vec<Chunk>, Vec<String>) = termed.into_iter().unzip();
         let index = Self::create_in(dir)?;
         Self::fill(&index, &chunks, &terms)?;
@@ -245,15 +252,19 @@ impl Bm25Index {
         Ok(idx)
     }
 
-    /// The source fingerprint and the chunks of the tree at `root`.
+    /// The source fingerprint (of every corpus file, so that an edit anywhere makes
+    /// the index stale) and the chunks of the tree at `root` in the families
+    /// `languages` chooses.
     fn chunk_tree(
         root: &Path,
         store: Option<&chunk::ChunkStore>,
         shared: Option<&chunk::TreeChunks>,
+        languages: &Selection,
     ) -> Result<(String, Vec<chunk::store::TermedChunk>), Bm25Error> {
         let started = std::time::Instant::now();
         let fingerprint = source_fingerprint(root)?;
-        let chunks = chunk::chunk_repo_with_terms(root, &ChunkConfig::default(), store, shared)?;
+        let config = ChunkConfig::default();
+        let chunks = chunk::chunk_repo_with_terms(root, &config, store, shared, languages)?;
         tracing::debug!(elapsed = ?started.elapsed(), chunks = chunks.len(), "BM25: corpus fingerprinted and chunked");
         Ok((fingerprint, chunks))
     }

@@ -335,3 +335,43 @@ fn bm25_indexes_are_send_and_sync() {
     assert_send_sync::<Bm25Index>();
     assert_send_sync::<ModuleIndex>();
 }
+
+/// The content corpus reads the repository's languages, as the graph does: a Python
+/// project's one JavaScript asset is no chunk by default (it would count in every
+/// term's document frequency and take top-k slots that `search_code` then drops,
+/// since its file is no graph node), and is one when every language is asked for.
+#[test]
+fn bm25_content_corpus_reads_the_repositorys_languages() {
+    use navbench_lang::family::Selection;
+    let repo = tempfile::tempdir().expect("repo");
+    let p = repo.path();
+    std::fs::create_dir_all(p.join("pkg/static")).expect("mkdir");
+    for i in 0..10 {
+        let text = format!("def toggle_{i}(flag):\n    return not flag\n");
+        std::fs::write(p.join(format!("pkg/m{i}.py")), text).expect("write");
+    }
+    std::fs::write(
+        p.join("pkg/static/widget.js"),
+        "function toggle(el) {\n  el.hidden = !el.hidden;\n}\n",
+    )
+    .expect("write");
+    let files = |idx: &Bm25Index| -> Vec<String> {
+        let mut f: Vec<String> = idx.chunks().iter().map(|c| c.file_path.clone()).collect();
+        f.dedup();
+        f
+    };
+    let auto = Bm25Index::build(p).expect("build");
+    assert_eq!(auto.len(), 10);
+    assert!(
+        files(&auto).iter().all(|f| f.ends_with(".py")),
+        "{:?}",
+        files(&auto)
+    );
+    let all = Bm25Index::build_for(p, &Selection::All).expect("build");
+    assert_eq!(all.len(), 11);
+    assert!(files(&all).contains(&"pkg/static/widget.js".to_string()));
+    // The saved index of the same corpus is the in-memory one.
+    let dir = tempfile::tempdir().expect("index dir");
+    let saved = Bm25Index::build_saved(p, dir.path(), None, None, &Selection::Auto).expect("saved");
+    assert_eq!(files(&saved), files(&auto));
+}

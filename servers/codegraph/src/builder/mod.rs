@@ -218,6 +218,12 @@ impl Extraction {
         })
     }
 
+    /// The language families whose files this build reads (its
+    /// [`BuildOptions::languages`], resolved by the walk).
+    pub fn languages(&self) -> &Families {
+        &self.families
+    }
+
     /// Steps 3 to 5: the graph from the extracted files, with the build's report
     /// (its time counted from [`Extraction::run`]'s start).
     pub fn assemble(self, options: &BuildOptions) -> (CodeGraph, BuildReport) {

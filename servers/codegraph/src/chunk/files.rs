@@ -31,7 +31,9 @@ fn fnmatch_simple(name: &str, prefix: &str, suffix: &str) -> bool {
 }
 
 /// Lists the `.py` files of the corpus, sorted as the original sorts them, and the
-/// files of the other languages with a front end (TS/JS, Java, Go, Rust).
+/// files of the other languages with a front end (TS/JS, Java, Go, Rust). Which
+/// languages an index reads is decided over this list by its caller (`per_corpus_file`:
+/// by default the repository's own).
 ///
 /// Rules (SPEC.md §3.1; those for `.py` files apply to the others, whose own test
 /// files are left out too: Go `*_test.go`, TS/JS `*.test.*` and `*.spec.*`, Java

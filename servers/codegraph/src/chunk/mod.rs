@@ -29,6 +29,7 @@ pub mod tokens;
 
 use std::path::Path;
 
+use navbench_lang::family::Selection;
 use rayon::prelude::*;
 
 pub use blocks::{BlockTree, ParseFailure, parse_blocks};
@@ -187,18 +188,23 @@ pub enum ChunkError {
 /// The tokenizer is built on another thread ([`tokens::warm_up`]) while the files are
 /// listed, read and parsed.
 pub fn chunk_repo(root: &Path, cfg: &ChunkConfig) -> Result<Vec<Chunk>, ChunkError> {
-    per_corpus_file(root, |rel, bytes| store::chunk_file(rel, bytes, cfg))
+    per_corpus_file(root, &Selection::Auto, |rel, bytes| {
+        store::chunk_file(rel, bytes, cfg)
+    })
 }
 
 /// [`chunk_repo`] with each chunk's BM25 terms ([`store::terms_of`]), taking both
 /// from `store` for files an earlier build chunked (and storing the others'), and
 /// from `shared` for files chunked from the graph builder's parse: the same chunks
 /// and terms, computing only those of new or edited files and parsing none twice.
+/// Only the corpus files of the families `languages` chooses are chunked (the graph's
+/// own, when the index serves a graph).
 pub fn chunk_repo_with_terms(
     root: &Path,
     cfg: &ChunkConfig,
     store: Option<&ChunkStore>,
     shared: Option<&TreeChunks>,
+    languages: &Selection,
 ) -> Result<Vec<store::TermedChunk>, ChunkError> {
     use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
     let (reused, stored, from_graph) = (
@@ -206,7 +212,7 @@ pub fn chunk_repo_with_terms(
         AtomicUsize::new(0),
         AtomicUsize::new(0),
     );
-    let out = per_corpus_file(root, |rel, bytes| {
+    let out = per_corpus_file(root, languages, |rel, bytes| {
         if let Some(chunks) = shared.and_then(|s| s.take(rel, bytes)) {
             from_graph.fetch_add(1, Relaxed);
             if let Some(store) = store {
@@ -244,13 +250,18 @@ pub fn chunk_repo_with_terms(
     Ok(out)
 }
 
-/// `per_file(rel, bytes)` of every corpus file (in parallel), concatenated in corpus order.
+/// `per_file(rel, bytes)` of every corpus file of the families `languages` chooses
+/// (by default the repository's own, as for the graph: a Python project's corpus is
+/// LocAgent's `.py` files), in parallel, concatenated in corpus order.
 fn per_corpus_file<T: Send>(
     root: &Path,
+    languages: &Selection,
     per_file: impl Fn(&str, &[u8]) -> Vec<T> + Sync,
 ) -> Result<Vec<T>, ChunkError> {
     tokens::warm_up();
-    let files = list_corpus_files(root)?;
+    let mut files = list_corpus_files(root)?;
+    let families = languages.resolve(files.iter().map(|f| f.rel_path.as_str()));
+    files.retain(|f| families.contains(&f.rel_path));
     let results: Vec<Result<Vec<T>, ChunkError>> = files
         .par_iter()
         .map(|f| {

@@ -388,8 +388,14 @@ mod tests {
         let _ = store.chunks_of("old.py", TEXT, &cfg);
         let old = store.entry_path("old.py", TEXT, &cfg);
         age(&old, 3600);
-        let chunks = super::super::chunk_repo_with_terms(tree.path(), &cfg, Some(&store), None)
-            .expect("chunk the tree");
+        let chunks = super::super::chunk_repo_with_terms(
+            tree.path(),
+            &cfg,
+            Some(&store),
+            None,
+            &navbench_lang::family::Selection::Auto,
+        )
+        .expect("chunk the tree");
         assert_eq!(chunks, with_terms(chunk_file("m.py", TEXT, &cfg)));
         // The eviction runs on a thread of its own: wait for it (a liveness bound only).
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);

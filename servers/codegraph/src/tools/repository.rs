@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use navbench_lang::family::family_of;
+use navbench_lang::family::{Families, Selection};
 use navbench_server_support::sandbox::Sandbox;
 
 use super::*;
@@ -52,22 +52,6 @@ impl std::fmt::Display for InitPhases {
         }
         Ok(())
     }
-}
-
-/// The language families of the graph's file nodes, in `navbench_lang::family`'s
-/// order (read from the graph, so a graph loaded from the cache says it too).
-fn graph_languages(graph: &crate::graph::CodeGraph) -> Vec<String> {
-    let files: Vec<&str> = graph
-        .node_indices()
-        .filter(|&ix| graph.node(ix).kind == NodeKind::File)
-        .map(|ix| graph.node(ix).id.as_str())
-        .collect();
-    navbench_lang::family::Families::all()
-        .names()
-        .iter()
-        .filter(|f| files.iter().any(|id| family_of(id) == Some(**f)))
-        .map(|f| f.to_string())
-        .collect()
 }
 
 impl CodegraphTools {
@@ -126,7 +110,11 @@ impl CodegraphTools {
             build_ms: (started.elapsed().as_secs_f64() * 1e4).round() / 10.0,
             cache: cache.to_string(),
             fingerprint: entry.key.fingerprint.clone(),
-            languages: graph_languages(rg.graph()),
+            languages: crate::retrievers::graph_families(rg.graph())
+                .names()
+                .iter()
+                .map(|f| f.to_string())
+                .collect(),
             content_search: retrievers.content.is_some(),
             content_index: match (&retrievers.content, retrievers.cache_hit) {
                 (None, _) => "unavailable",
@@ -188,10 +176,18 @@ impl CodegraphTools {
     ) -> Result<(crate::graph::CodeGraph, &'static str, ContentIndex), ToolError> {
         let chunk_store = crate::chunk::ChunkStore::new(self.cache_dir.join("chunks"));
         let index_dir = entry.dir.join("bm25");
-        let build_content = |shared: Option<&crate::chunk::TreeChunks>| {
+        // The content index reads the graph's languages: `search_code` then finds code
+        // in the graph's files only (a Python project's JS assets in neither).
+        let build_content = |shared: Option<&crate::chunk::TreeChunks>, families: Families| {
             let started = Instant::now();
-            let content =
-                crate::retrievers::build_content(root, &index_dir, Some(&chunk_store), shared);
+            let languages = Selection::Only(families);
+            let content = crate::retrievers::build_content(
+                root,
+                &index_dir,
+                Some(&chunk_store),
+                shared,
+                &languages,
+            );
             tracing::debug!(elapsed = ?started.elapsed(), "BM25 content index built");
             content
         };
@@ -204,7 +200,10 @@ impl CodegraphTools {
         );
         let why = match (graph, saved) {
             (Ok(graph), Ok(Some(idx))) => return Ok((graph, "hit", Ok((idx, true)))),
-            (Ok(graph), Ok(None)) => return Ok((graph, "hit", build_content(None))),
+            (Ok(graph), Ok(None)) => {
+                let families = crate::retrievers::graph_families(&graph);
+                return Ok((graph, "hit", build_content(None, families)));
+            }
             (Ok(graph), Err(e)) => return Ok((graph, "hit", Err(e))),
             (Err(why), Ok(Some(idx))) => {
                 return Ok((
@@ -230,9 +229,10 @@ impl CodegraphTools {
             .clone()
             .map(|s| s as Arc<dyn crate::builder::TreeSink>);
         let extraction = self.extract(root, sink)?;
+        let families = extraction.languages().clone();
         let (graph, content) = rayon::join(
             || self.assemble_and_save(extraction, entry),
-            || build_content(shared.as_deref()),
+            || build_content(shared.as_deref(), families),
         );
         Ok((graph, why, content))
     }
