@@ -33,7 +33,7 @@ use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use navbench_lang::family::Selection;
+use navbench_lang::family::{Selection, family_of};
 use rayon::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -98,9 +98,7 @@ impl CacheKey {
             fingerprint,
         }
     }
-}
 
-impl CacheKey {
     /// The key of a graph built of the families `languages` chooses: `auto`, the
     /// default, decides from the tree itself and keeps the key as it is; any other
     /// choice is appended (`;languages=all`), so graphs of one tree with different
@@ -159,7 +157,7 @@ fn content_hash(root: &Path) -> u64 {
             if ft.is_dir() {
                 dirs.push(child.clone());
                 stack.push((entry.path(), child));
-            } else if name.ends_with(".py") || navbench_lang::language_for_path(&name).is_some() {
+            } else if family_of(&name).is_some() {
                 files.push((child, entry.path()));
             }
         }

@@ -37,6 +37,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use navbench_lang::family::family_of;
 use navbench_lang::{DefKind, Language, language_for_path};
 use navbench_python::{Entity, EntityKind, parse_module, universal_newlines};
 
@@ -275,7 +276,7 @@ pub fn source_files(root: &Path) -> std::io::Result<Vec<SourceFile>> {
                 if name != ".git" {
                     stack.push((entry.path(), rel));
                 }
-            } else if (name.ends_with(".py") || language_for_path(&name).is_some())
+            } else if family_of(&name).is_some()
                 && (kind.is_file() || std::fs::metadata(entry.path()).is_ok_and(|m| m.is_file()))
             {
                 out.push(SourceFile {
