@@ -33,7 +33,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::language_for_path;
+use crate::{Language, language_for_path};
 
 /// The smallest share of a repository's source files (outside tests) that makes its
 /// family one of the repository's languages.
@@ -57,11 +57,17 @@ pub fn family_of(path: &str) -> Option<&'static str> {
     if path.ends_with(".py") {
         return Some("python");
     }
-    let lang = language_for_path(path)?;
-    Some(match lang.name() {
+    let family = family_of_language(language_for_path(path)?);
+    FAMILIES.iter().find(|(f, _)| *f == family).map(|(f, _)| *f)
+}
+
+/// The family of a front end: its name, but `ecma` for TypeScript, TSX and
+/// JavaScript (they import each other, so their names resolve across files).
+pub fn family_of_language(lang: &dyn Language) -> &'static str {
+    match lang.name() {
         "typescript" | "tsx" | "javascript" => "ecma",
-        other => FAMILIES.iter().find(|(f, _)| *f == other)?.0,
-    })
+        other => other,
+    }
 }
 
 /// Every source extension navbench reads (without the dot), family by family: what

@@ -108,15 +108,6 @@ pub(crate) struct Entity {
     pub bases: Vec<String>,
 }
 
-/// The language family a front end belongs to: TypeScript, TSX and JavaScript are
-/// one (they import each other).
-pub(crate) fn family(lang: &dyn Language) -> &'static str {
-    match lang.name() {
-        "typescript" | "tsx" | "javascript" => "ecma",
-        other => other,
-    }
-}
-
 /// Adds the class and function nodes of one non-Python file and the `contains` edges
 /// from its directory to it and from it down to them.
 pub(crate) fn add_file<'o>(

@@ -24,7 +24,9 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use super::polyglot::{SourceFile, family};
+use navbench_lang::family::family_of_language;
+
+use super::polyglot::SourceFile;
 use super::polyglot_paths::Paths;
 use crate::graph::{CodeGraph, Edge, EdgeKind, NodeIndex, NodeKind, short_name};
 
@@ -141,7 +143,7 @@ impl<'g> Index<'g> {
             types: HashSet::new(),
         };
         for s in sources {
-            let fam = family(s.lang);
+            let fam = family_of_language(s.lang);
             let file_id = graph.node(s.file).id.as_str();
             let dir = file_id.rsplit_once('/').map_or("/", |(d, _)| d);
             index.package.entry((dir, fam)).or_default().push(s.file);
@@ -181,7 +183,7 @@ struct Ctx<'a, 'g> {
 
 impl Ctx<'_, '_> {
     fn fam(&self) -> &'static str {
-        family(self.file.lang)
+        family_of_language(self.file.lang)
     }
 
     fn edges(&self) -> Vec<(NodeIndex, NodeIndex, EdgeKind)> {

@@ -8,6 +8,7 @@ use std::path::Path;
 use std::sync::LazyLock;
 
 use navbench_lang::Language;
+use navbench_lang::family::family_of_language;
 use regex::Regex;
 
 use crate::graph::{CodeGraph, NodeIndex, NodeKind};
@@ -88,8 +89,8 @@ impl<'g> Paths<'g> {
 
     /// The files `module`, imported by file `from` in `lang`, names.
     pub(crate) fn resolve(&self, from: &str, lang: &dyn Language, module: &str) -> Vec<NodeIndex> {
-        match lang.name() {
-            "typescript" | "tsx" | "javascript" => self.ecma(from, module).into_iter().collect(),
+        match family_of_language(lang) {
+            "ecma" => self.ecma(from, module).into_iter().collect(),
             "java" => self.java(module),
             "go" => self.go(module),
             "rust" => self.rust(from, module).into_iter().collect(),

@@ -91,8 +91,7 @@ fn is_other_test(name: &str) -> bool {
     name.ends_with("_test.go")
         || name.ends_with("Test.java")
         || name.ends_with("Tests.java")
-        || (navbench_lang::language_for_path(name)
-            .is_some_and(|l| matches!(l.name(), "typescript" | "tsx" | "javascript"))
+        || (navbench_lang::family::family_of(name) == Some("ecma")
             && (name.contains(".test.") || name.contains(".spec.")))
 }
 

@@ -30,10 +30,7 @@ use crate::chunk::{Chunk, ChunkKind, code_language};
 /// The language family of a file: `ecma` for TypeScript, TSX and JavaScript, else the
 /// front end's name; `None` for files no front end other than Python's reads.
 fn family(file: &str) -> Option<&'static str> {
-    code_language(file).map(|l| match l.name() {
-        "typescript" | "tsx" | "javascript" => "ecma",
-        other => other,
-    })
+    code_language(file).map(navbench_lang::family::family_of_language)
 }
 
 /// Whether the chunk is a named type (or `impl` block) chunk.
