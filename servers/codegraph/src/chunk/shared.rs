@@ -164,23 +164,9 @@ mod tests {
             made,
             ["pkg/__init__.py", "pkg/a.py", "pkg/py2.py", "setup.py"]
         );
-        let shared = chunk_repo_with_terms(
-            root,
-            &cfg,
-            None,
-            Some(&sink),
-            &navbench_lang::family::Selection::Auto,
-        )
-        .expect("chunks");
+        let shared = corpus_chunks(root, &cfg, None, Some(&sink));
         assert!(sink.is_empty(), "every made chunk list was taken");
-        let own = chunk_repo_with_terms(
-            root,
-            &cfg,
-            None,
-            None,
-            &navbench_lang::family::Selection::Auto,
-        )
-        .expect("chunks");
+        let own = corpus_chunks(root, &cfg, None, None);
         assert_eq!(shared, own);
         // The files left out were chunked by a parse of their own (the CRLF file is
         // one the chunker rejects, as the original does).
@@ -195,6 +181,17 @@ mod tests {
             (nodes, edges)
         };
         assert_eq!(tsv(&shared_graph), tsv(&own_graph));
+    }
+
+    /// The tree's chunks with their terms, over the repository's languages.
+    fn corpus_chunks(
+        root: &Path,
+        cfg: &ChunkConfig,
+        store: Option<&ChunkStore>,
+        shared: Option<&TreeChunks>,
+    ) -> Vec<TermedChunk> {
+        let auto = navbench_lang::family::Selection::Auto;
+        chunk_repo_with_terms(root, cfg, store, shared, &auto).expect("chunks")
     }
 
     #[test]
@@ -215,22 +212,8 @@ mod tests {
         assert!(!sink.lock().contains_key("pkg/a.py"), "left to the store");
         // Edited after the graph read it: chunked again from the new bytes.
         fs::write(root.join("setup.py"), b"x = 1\n").expect("write");
-        let shared = chunk_repo_with_terms(
-            root,
-            &cfg,
-            Some(&store),
-            Some(&sink),
-            &navbench_lang::family::Selection::Auto,
-        )
-        .expect("chunks");
-        let own = chunk_repo_with_terms(
-            root,
-            &cfg,
-            None,
-            None,
-            &navbench_lang::family::Selection::Auto,
-        )
-        .expect("chunks");
+        let shared = corpus_chunks(root, &cfg, Some(&store), Some(&sink));
+        let own = corpus_chunks(root, &cfg, None, None);
         assert_eq!(shared, own);
         // What came from the graph's parse was stored like any other file's chunks.
         let init = fs::read(root.join("pkg/__init__.py")).expect("read");
