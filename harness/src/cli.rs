@@ -187,6 +187,11 @@ pub struct RunArgs {
     /// record it otherwise; a rerun replays the run without the endpoint.
     #[arg(long, value_name = "DIR", requires = "agent")]
     pub llm_cache: Option<PathBuf>,
+    /// With --agent: stop starting pairs once the run's cost reaches this many US
+    /// dollars (priced with the agent file's [prices]); pairs in flight finish, the
+    /// rest are left for a resume.
+    #[arg(long, value_name = "USD", requires = "agent")]
+    pub max_cost_usd: Option<f64>,
     /// An external agent plays every variant: this shell command runs per instance ×
     /// variant with {prompt_file}, {mcp_config}, {mcp_url}, {root}, … filled in, its
     /// tools behind a recording proxy, its answer read from stdout (README: "External
@@ -453,11 +458,9 @@ async fn run_command(a: RunArgs) -> anyhow::Result<i32> {
             use crate::policy::agent::{Agent, AgentConfig, LlmCache, config};
             let cfg = AgentConfig::load(&config::locate(spec)?)?;
             let cache = a.llm_cache.as_deref().map(LlmCache::open).transpose()?;
-            pipeline::Policy::Agent(std::sync::Arc::new(Agent::new(
-                cfg,
-                cache,
-                a.server.tokenizer,
-            )?))
+            pipeline::Policy::Agent(std::sync::Arc::new(
+                Agent::new(cfg, cache, a.server.tokenizer)?.with_max_cost(a.max_cost_usd)?,
+            ))
         }
     };
     let cfg = RunConfig {

@@ -152,6 +152,11 @@ fn a_conversation_survives_bad_calls_and_a_flaky_endpoint() {
     assert_eq!(reqs[2]["stream"], false);
 
     let t = transcript(&s, "out");
+    // Each retry is in the transcript, with why and how long it waited.
+    let retries: Vec<&Value> = t.iter().filter(|l| l.get("retry").is_some()).collect();
+    assert_eq!(retries.len(), 2, "{retries:?}");
+    assert!(retries[0]["why"].as_str().unwrap().contains("HTTP 429"));
+    assert_eq!(retries[0]["wait_ms"], 0.0, "Retry-After: 0 honoured");
     assert_eq!(t.iter().filter(|l| l["role"] == "assistant").count(), 3);
     assert_eq!(t.iter().filter(|l| l["role"] == "tool").count(), 4);
     assert!(t.last().unwrap()["stop_reason"] == "answered");
@@ -197,20 +202,63 @@ fn overflow_no_answer_and_an_answer_without_locations_are_finished_rows() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(rows[0]["stop_reason"], "context_overflow");
 
-    let chatty = endpoint::start(|_, _| Reply::calls(&[("list_files", "{}")]));
+    // A model that keeps calling tools: after max_turns, one "answer now" turn with
+    // tool_choice none gives the row its answer.
+    let answer_now = |body: &Value, usage: (u64, u64)| {
+        if body["tool_choice"] == "none" {
+            Reply::message(
+                serde_json::json!({"role": "assistant", "content": "shop/store.py:Store.total_price"}),
+                Some(usage),
+            )
+        } else {
+            Reply::message(
+                serde_json::json!({"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "c0", "type": "function", "function": {"name": "list_files", "arguments": "{}"}}]}),
+                Some(usage),
+            )
+        }
+    };
+    let chatty = endpoint::start(move |_, body| answer_now(body, (100, 10)));
     let (o, rows) = run_agent(&s, "chatty", &chatty.base_url, "max_turns = 3", &[]);
     assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(rows[0]["status"], "ok", "{:?}", rows[0]);
     assert_eq!(rows[0]["stop_reason"], "max_turns");
-    assert_eq!(rows[0]["llm_turns"], "3");
-    assert_eq!(rows[0]["n_calls"], "3");
-
-    let budget = endpoint::start(|_, _| Reply::calls(&[("list_files", "{}")]));
-    let (_, rows) = run_agent(&s, "budget", &budget.base_url, "token_budget = 200", &[]);
-    assert_eq!(rows[0]["stop_reason"], "token_budget");
     assert_eq!(
-        rows[0]["llm_turns"], "2",
-        "110 tokens a turn: the budget is spent after two"
+        rows[0]["llm_turns"], "4",
+        "three tool turns and the answer-now turn"
     );
+    assert_eq!(rows[0]["n_calls"], "3");
+    assert_eq!(rows[0]["file_acc_1"], "1.0000");
+    let last = chatty.requests.lock().unwrap().last().unwrap().clone();
+    assert_eq!(last["tool_choice"], "none");
+    assert!(
+        last["messages"].as_array().unwrap().last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .contains("Answer now")
+    );
+
+    // 3010 tokens a turn: two tool turns fit 10000 with a whole completion (2000) on
+    // top, a third does not; the answer-now turn's prompt still fits, its completion
+    // cut to what is left, so the budget is never passed.
+    let budget = endpoint::start(move |_, body| answer_now(body, (3000, 10)));
+    let (o, rows) = run_agent(
+        &s,
+        "budget",
+        &budget.base_url,
+        "token_budget = 10000\nmax_completion_tokens = 2000",
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(rows[0]["stop_reason"], "token_budget", "{:?}", rows[0]);
+    assert_eq!(rows[0]["llm_turns"], "3");
+    assert_eq!(rows[0]["status"], "ok");
+    let spent: u64 = rows[0]["prompt_tokens"].parse::<u64>().unwrap()
+        + rows[0]["completion_tokens"].parse::<u64>().unwrap();
+    assert!(spent <= 10_000, "{spent}");
+    let last = budget.requests.lock().unwrap().last().unwrap().clone();
+    let room = last["max_tokens"].as_u64().unwrap();
+    assert!(room > 0 && room < 2000, "{room}");
 
     let vague = endpoint::start(|_, _| {
         Reply::message(
@@ -221,6 +269,22 @@ fn overflow_no_answer_and_an_answer_without_locations_are_finished_rows() {
     let (o, rows) = run_agent(&s, "vague", &vague.base_url, "", &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(rows[0]["status"], "answer_unparsed");
+    // One reminder turn first, then the answer as it was.
+    assert_eq!(rows[0]["llm_turns"], "2");
+    let reqs = vague.requests.lock().unwrap();
+    let reminder = reqs[1]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(reminder["role"], "user");
+    assert!(
+        reminder["content"]
+            .as_str()
+            .unwrap()
+            .contains("named no location")
+    );
     assert_eq!(rows[0]["file_acc_5"], "0.0000");
     // No usage in the response: estimated with the tokenizer, and marked so.
     assert_eq!(rows[0]["tokens_estimated"], "true");

@@ -415,6 +415,7 @@ mod tests {
                     prompt_tokens: 900,
                     cached_tokens: 100,
                     completion_tokens: 40,
+                    reasoning_tokens: 0,
                     tokens_estimated: true,
                     llm_ms: 1234.5,
                     cache_hits: 0,

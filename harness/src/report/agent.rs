@@ -250,7 +250,7 @@ mod tests {
             name: "llama".into(),
             model: "smollm2".into(),
             base_url: "http://127.0.0.1:8080/v1".into(),
-            temperature: 0.0,
+            temperature: Some(0.0),
             seed: None,
             max_turns: 20,
             token_budget: 200_000,

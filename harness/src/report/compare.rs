@@ -517,7 +517,7 @@ pub(crate) mod tests {
             name: name.into(),
             model: model.into(),
             base_url: "http://127.0.0.1:8080/v1".into(),
-            temperature: 0.0,
+            temperature: Some(0.0),
             seed: None,
             max_turns: 20,
             token_budget: 200_000,

@@ -67,7 +67,8 @@ fn describe_agent(info: &RunInfo) -> String {
         Some(a) => format!(
             "{} (temperature {}, seed {:?}, max_turns {}, token_budget {}, max_completion_tokens {}, max_tool_result_tokens {})",
             crate::report::agent::describe(Some(a)),
-            a.temperature,
+            a.temperature
+                .map_or("the endpoint's default".to_string(), |t| t.to_string()),
             a.seed,
             a.max_turns,
             a.token_budget,
@@ -387,7 +388,7 @@ mod tests {
             name: name.into(),
             model: "smollm2".into(),
             base_url: "http://127.0.0.1:8080/v1".into(),
-            temperature: 0.0,
+            temperature: Some(0.0),
             seed: Some(0),
             max_turns: 20,
             token_budget: 200_000,

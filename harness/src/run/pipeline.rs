@@ -390,6 +390,13 @@ async fn run_instance(
         return;
     }
     let n_pending = pending.len() as u64;
+    if let Policy::Agent(agent) = &cfg.policy
+        && !agent.guard.may_start()
+    {
+        let why = "not started (agent stopped: see the end of the run)";
+        progress.finished(n_pending, &inst.instance_id, why);
+        return;
+    }
     progress.working(&inst.instance_id);
     let prev = trees.take(&inst.repo);
     let prep = {
@@ -433,6 +440,18 @@ async fn run_instance(
     for rv in pending {
         let name = rv.variant.name();
         let label = format!("{} × {name}", inst.instance_id);
+        // The agent's run-wide limits: a cost cap reached or a streak of refusals
+        // starts no new pair (the pair is left for a resume).
+        if let Policy::Agent(agent) = &cfg.policy
+            && !agent.guard.may_start()
+        {
+            progress.finished(
+                1,
+                &label,
+                "not started (agent stopped: see the end of the run)",
+            );
+            continue;
+        }
         progress.working(&label);
         let (row, calls) = run_variant(&cfg, rv, &inst, &prep, &progress).await;
         if let Err(e) = out.write_calls(&inst.instance_id, name, &calls) {
@@ -458,6 +477,12 @@ async fn run_instance(
                 a.llm_ms / 1000.0,
                 a.stop_reason.as_str()
             ));
+            if let (Policy::Agent(agent), Some(_)) = (&cfg.policy, a.cost_usd) {
+                outcome.push_str(&format!(", run cost ${:.4}", agent.guard.spent()));
+                if let Some(cap) = agent.guard.max_cost() {
+                    outcome.push_str(&format!(" of ${cap:.4}"));
+                }
+            }
         }
         progress.finished(1, &label, &outcome);
     }
@@ -670,6 +695,18 @@ pub async fn run(mut cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummar
     progress.finish();
     if let Some(why) = out.broken() {
         anyhow::bail!("the run stopped: {why}");
+    }
+    if let Policy::Agent(agent) = &cfg.policy {
+        if let Some(why) = agent.guard.halted() {
+            anyhow::bail!("{why}; the pairs not started are left for a resume");
+        }
+        if agent.guard.cost_cap_reached() {
+            eprintln!(
+                "navbench: --max-cost-usd {:.4} reached (spent ${:.4}): pairs not started are left for a resume with a higher cap",
+                agent.guard.max_cost().unwrap_or(0.0),
+                agent.guard.spent()
+            );
+        }
     }
 
     finish_run(&cfg, &ds, &out, info, ms(run_start))

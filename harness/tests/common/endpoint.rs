@@ -52,62 +52,135 @@ impl Reply {
     }
 }
 
-type Script = dyn Fn(usize, &Value) -> Reply + Send + Sync;
+/// One chat request as the endpoint received it.
+pub struct Req {
+    /// 0-based among the requests the script sees.
+    pub n: usize,
+    pub body: Value,
+    /// Header names lowercased.
+    pub headers: Vec<(String, String)>,
+    /// The request target: path and query.
+    pub path: String,
+}
 
-/// The endpoint: its base URL and every request body it received, in order.
+impl Req {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+type Script = dyn Fn(&Req) -> Reply + Send + Sync;
+
+/// The endpoint: its base URL and every request body its script answered, in order,
+/// and (for [`start`]) the pre-flight probes answered on the side.
 pub struct Endpoint {
     pub base_url: String,
     pub requests: Arc<Mutex<Vec<Value>>>,
+    pub probes: Arc<Mutex<Vec<Value>>>,
+}
+
+/// True for the harness's pre-flight: one token, "Reply with OK.".
+pub fn is_probe(body: &Value) -> bool {
+    body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .is_some_and(|m| m["content"] == "Reply with OK.")
 }
 
 /// Starts the endpoint; `script(n, body)` answers the n-th (0-based) chat request.
-/// `GET /v1/models` is answered 200 (the pre-run check).
+/// The pre-flight probe is answered 200 on the side (kept in `probes`), so scripts
+/// count the conversation's requests only; `GET /v1/models` is answered 200.
 pub fn start(script: impl Fn(usize, &Value) -> Reply + Send + Sync + 'static) -> Endpoint {
+    serve_all(Arc::new(move |r: &Req| script(r.n, &r.body)), true)
+}
+
+/// Starts the endpoint with `script` seeing every request, the probe included, with
+/// its headers and path (the provider endpoints of `providers.rs`).
+pub fn start_req(script: impl Fn(&Req) -> Reply + Send + Sync + 'static) -> Endpoint {
+    serve_all(Arc::new(script), false)
+}
+
+fn serve_all(script: Arc<Script>, probes_aside: bool) -> Endpoint {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
     let requests = Arc::new(Mutex::new(Vec::new()));
-    let script: Arc<Script> = Arc::new(script);
-    let seen = requests.clone();
+    let probes = Arc::new(Mutex::new(Vec::new()));
+    let (seen, probed) = (requests.clone(), probes.clone());
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(stream) = stream else { continue };
-            let (script, seen) = (script.clone(), seen.clone());
-            std::thread::spawn(move || serve(stream, &*script, &seen));
+            let (script, seen, probed) = (script.clone(), seen.clone(), probed.clone());
+            std::thread::spawn(move || {
+                serve(stream, &*script, &seen, probes_aside.then_some(&*probed))
+            });
         }
     });
-    Endpoint { base_url, requests }
+    Endpoint {
+        base_url,
+        requests,
+        probes,
+    }
 }
 
-fn serve(mut stream: TcpStream, script: &Script, seen: &Mutex<Vec<Value>>) {
+fn serve(
+    mut stream: TcpStream,
+    script: &Script,
+    seen: &Mutex<Vec<Value>>,
+    probes: Option<&Mutex<Vec<Value>>>,
+) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut request_line = String::new();
     if reader.read_line(&mut request_line).is_err() {
         return;
     }
     let mut length = 0usize;
+    let mut headers = Vec::new();
     loop {
         let mut h = String::new();
         if reader.read_line(&mut h).is_err() || h == "\r\n" || h.is_empty() {
             break;
         }
-        if let Some((k, v)) = h.split_once(':')
-            && k.eq_ignore_ascii_case("content-length")
-        {
-            length = v.trim().parse().unwrap_or(0);
+        if let Some((k, v)) = h.split_once(':') {
+            let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().to_string());
+            if k == "content-length" {
+                length = v.parse().unwrap_or(0);
+            }
+            headers.push((k, v));
         }
     }
     let mut body = vec![0; length];
     let _ = reader.read_exact(&mut body);
+    let path = request_line
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("")
+        .to_string();
     let reply = if request_line.starts_with("GET") {
         Reply::Http(200, Vec::new(), r#"{"data":[]}"#.to_string())
     } else {
         let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        let n = {
-            let mut s = seen.lock().unwrap();
-            s.push(v.clone());
-            s.len() - 1
-        };
-        script(n, &v)
+        match probes {
+            Some(p) if is_probe(&v) => {
+                p.lock().unwrap().push(v);
+                Reply::answer("OK")
+            }
+            _ => {
+                let n = {
+                    let mut s = seen.lock().unwrap();
+                    s.push(v.clone());
+                    s.len() - 1
+                };
+                script(&Req {
+                    n,
+                    body: v,
+                    headers,
+                    path,
+                })
+            }
+        }
     };
     match reply {
         Reply::Hang(d) => std::thread::sleep(d),

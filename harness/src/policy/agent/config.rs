@@ -6,12 +6,14 @@
 //! instance runs (as declared variants are refused). Unknown keys are refused too: a
 //! typo must not silently become a default.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::provider::{self, KeyHeader, LengthKey, Provider};
 use crate::variants::declared::validate::refuse;
 
 /// An agent file's keys, as serde reads them.
@@ -19,9 +21,12 @@ use crate::variants::declared::validate::refuse;
 #[serde(deny_unknown_fields)]
 struct AgentDecl {
     name: Option<Spanned<String>>,
+    provider: Option<Spanned<String>>,
     base_url: Spanned<String>,
     model: Spanned<String>,
     api_key_env: Option<Spanned<String>>,
+    key_header: Option<Spanned<String>>,
+    length_key: Option<Spanned<String>>,
     #[serde(default)]
     temperature: Option<Spanned<f64>>,
     seed: Option<Spanned<i64>>,
@@ -32,7 +37,11 @@ struct AgentDecl {
     max_concurrency: Option<Spanned<i64>>,
     max_tool_result_tokens: Option<Spanned<i64>>,
     max_retries: Option<Spanned<i64>>,
+    max_retry_wait_secs: Option<Spanned<f64>>,
     prices: Option<Spanned<PricesDecl>>,
+    headers: Option<Spanned<BTreeMap<String, String>>>,
+    query: Option<Spanned<BTreeMap<String, String>>>,
+    extra_body: Option<Spanned<toml::Table>>,
 }
 
 /// `[prices]`: US dollars per million tokens.
@@ -74,9 +83,16 @@ pub struct AgentConfig {
     /// go to `{base_url}/chat/completions`.
     pub base_url: String,
     pub model: String,
-    /// The environment variable that holds the API key (sent as a bearer token).
+    /// What the endpoint accepts (`provider = "…"`, default generic): see [`provider`].
+    pub provider: Provider,
+    /// The environment variable that holds the API key.
     pub api_key_env: Option<String>,
-    pub temperature: f64,
+    /// The header the key travels in: the provider's, or `key_header = "…"`.
+    pub key_header: KeyHeader,
+    /// The one length key requests carry: the provider's, or `length_key = "…"`.
+    pub length_key: LengthKey,
+    /// Sent only when the file sets it; otherwise the server's default applies.
+    pub temperature: Option<f64>,
     pub seed: Option<i64>,
     /// Model turns per instance (each turn is one request).
     pub max_turns: usize,
@@ -89,9 +105,17 @@ pub struct AgentConfig {
     pub max_concurrency: usize,
     /// A tool result longer than this (in the run's tokenizer) is cut, with a marker.
     pub max_tool_result_tokens: usize,
-    /// Retries of a request answered 429 / 5xx or not answered at all.
+    /// Retries of a request answered 408/409/425/429/5xx or not answered at all.
     pub max_retries: u32,
+    /// The longest a request waits in all between its retries.
+    pub max_retry_wait: Duration,
     pub prices: Option<Prices>,
+    /// `[headers]`: sent with every request (never the key: that is `api_key_env`).
+    pub headers: BTreeMap<String, String>,
+    /// `[query]`: added to the request URL (Azure's `api-version`).
+    pub query: BTreeMap<String, String>,
+    /// `[extra_body]`: merged at the top level of every request (`reasoning_effort`, …).
+    pub extra_body: serde_json::Map<String, serde_json::Value>,
 }
 
 /// What `run.json` keeps of the agent: enough to tell two agents' runs apart.
@@ -100,7 +124,8 @@ pub struct AgentInfo {
     pub name: String,
     pub model: String,
     pub base_url: String,
-    pub temperature: f64,
+    /// `None`: not sent, the endpoint's default applied.
+    pub temperature: Option<f64>,
     #[serde(default)]
     pub seed: Option<i64>,
     pub max_turns: usize,
@@ -128,14 +153,15 @@ impl AgentConfig {
 
 /// Defaults of the optional keys (README: "Agents").
 pub mod defaults {
-    pub const TEMPERATURE: f64 = 0.0;
     pub const MAX_TURNS: i64 = 20;
     pub const TOKEN_BUDGET: i64 = 200_000;
     pub const MAX_COMPLETION_TOKENS: i64 = 1024;
     pub const REQUEST_TIMEOUT_SECS: f64 = 300.0;
     pub const MAX_CONCURRENCY: i64 = 4;
     pub const MAX_TOOL_RESULT_TOKENS: i64 = 4000;
-    pub const MAX_RETRIES: i64 = 4;
+    pub const MAX_RETRIES: i64 = 10;
+    /// Ten minutes: a rate limit's window, not a blip, is what retries wait out.
+    pub const MAX_RETRY_WAIT_SECS: f64 = 600.0;
 }
 
 /// Where `--agent NAME` looks: `agents/` beside the working directory, else the one
@@ -186,6 +212,155 @@ pub fn locate(spec: &str) -> anyhow::Result<PathBuf> {
             names.join(", ")
         }
     )
+}
+
+/// The keys of an agent file that shape requests on the wire, checked.
+struct WireKeys {
+    provider: Provider,
+    key_header: KeyHeader,
+    length_key: LengthKey,
+    temperature: Option<f64>,
+    headers: BTreeMap<String, String>,
+    query: BTreeMap<String, String>,
+    extra_body: serde_json::Map<String, serde_json::Value>,
+}
+
+type Refuse<'a> = dyn Fn(usize, String) -> anyhow::Error + 'a;
+
+/// Reads `provider`, `key_header`, `length_key`, `temperature`, `[headers]`, `[query]`
+/// and `[extra_body]`, refusing what the provider cannot take (see [`provider`]).
+fn wire_keys(decl: &AgentDecl, r: &Refuse<'_>) -> anyhow::Result<WireKeys> {
+    let provider = match &decl.provider {
+        Some(p) => Provider::parse(p.get_ref()).ok_or_else(|| {
+            r(
+                p.span().start,
+                format!(
+                    "unknown provider {:?}: write one of {} (generic for any other OpenAI-compatible server)",
+                    p.get_ref(),
+                    provider::ALL.map(|p| p.as_str()).join(", ")
+                ),
+            )
+        })?,
+        None => Provider::Generic,
+    };
+    let length_key = match &decl.length_key {
+        Some(k) => LengthKey::parse(k.get_ref()).ok_or_else(|| {
+            r(
+                k.span().start,
+                "length_key is max_completion_tokens or max_tokens (default: the provider's)"
+                    .into(),
+            )
+        })?,
+        None => provider.length_key(),
+    };
+    let key_header = match &decl.key_header {
+        Some(h) if h.get_ref().eq_ignore_ascii_case("authorization") => KeyHeader::Bearer,
+        Some(h) if reqwest::header::HeaderName::from_bytes(h.get_ref().as_bytes()).is_ok() => {
+            KeyHeader::Named(h.get_ref().clone())
+        }
+        Some(h) => {
+            return Err(r(
+                h.span().start,
+                format!(
+                    "key_header {:?} is not a header name; write e.g. key_header = \"api-key\"",
+                    h.get_ref()
+                ),
+            ));
+        }
+        None => provider.key_header(),
+    };
+    let temperature = match &decl.temperature {
+        Some(t) if !(0.0..=2.0).contains(t.get_ref()) => {
+            return Err(r(
+                t.span().start,
+                "temperature must be between 0 and 2 (0 for the most repeatable runs)".into(),
+            ));
+        }
+        Some(t) => {
+            provider::check_temperature(provider, decl.model.get_ref(), *t.get_ref())
+                .map_err(|why| r(t.span().start, why))?;
+            Some(*t.get_ref())
+        }
+        None => None,
+    };
+    let headers = decl.headers.as_ref().map_or(Ok(BTreeMap::new()), |h| {
+        for (k, v) in h.get_ref() {
+            let name_ok = reqwest::header::HeaderName::from_bytes(k.as_bytes()).is_ok();
+            let value_ok = reqwest::header::HeaderValue::from_str(v).is_ok();
+            if !name_ok || !value_ok {
+                return Err(r(h.span().start, format!("[headers] {k:?} = {v:?} is not a valid HTTP header; write name = \"value\" pairs")));
+            }
+            if k.eq_ignore_ascii_case("authorization") || KeyHeader::Named(k.to_ascii_lowercase()) == lower(&key_header) {
+                return Err(r(h.span().start, format!("[headers] {k} would carry the key: keys never go in the file; name the variable that holds it with api_key_env")));
+            }
+        }
+        Ok(h.get_ref().clone())
+    })?;
+    let query = decl
+        .query
+        .as_ref()
+        .map(|q| q.get_ref().clone())
+        .unwrap_or_default();
+    let extra_body = match &decl.extra_body {
+        Some(t) => {
+            if let Some(k) = t
+                .get_ref()
+                .keys()
+                .find(|k| provider::OWN_KEYS.contains(&k.as_str()))
+            {
+                return Err(r(
+                    t.span().start,
+                    format!(
+                        "[extra_body] may not set {k}: navbench sets it from the agent file's own keys (model, max_completion_tokens, temperature, seed; the provider picks the length key)"
+                    ),
+                ));
+            }
+            match serde_json::to_value(t.get_ref()) {
+                Ok(serde_json::Value::Object(o)) => o,
+                _ => {
+                    return Err(r(
+                        t.span().start,
+                        "[extra_body] must be a table of JSON-like values".into(),
+                    ));
+                }
+            }
+        }
+        None => serde_json::Map::new(),
+    };
+    Ok(WireKeys {
+        provider,
+        key_header,
+        length_key,
+        temperature,
+        headers,
+        query,
+        extra_body,
+    })
+}
+
+/// `h` with its name lowercased, to compare header names.
+fn lower(h: &KeyHeader) -> KeyHeader {
+    match h {
+        KeyHeader::Bearer => KeyHeader::Bearer,
+        KeyHeader::Named(n) => KeyHeader::Named(n.to_ascii_lowercase()),
+    }
+}
+
+/// A positive number of seconds under `key`, or `default`.
+fn secs(
+    v: &Option<Spanned<f64>>,
+    key: &str,
+    default: f64,
+    r: &Refuse<'_>,
+) -> anyhow::Result<Duration> {
+    match v {
+        Some(s) if !(s.get_ref().is_finite() && *s.get_ref() > 0.0) => Err(r(
+            s.span().start,
+            format!("{key} must be a positive number of seconds (default {default})"),
+        )),
+        Some(s) => Ok(Duration::from_secs_f64(*s.get_ref())),
+        None => Ok(Duration::from_secs_f64(default)),
+    }
 }
 
 impl AgentConfig {
@@ -247,16 +422,7 @@ impl AgentConfig {
                 ));
             }
         }
-        let temperature = match &decl.temperature {
-            Some(t) if !(0.0..=2.0).contains(t.get_ref()) => {
-                return Err(r(
-                    t.span().start,
-                    "temperature must be between 0 and 2 (0 for the most repeatable runs)".into(),
-                ));
-            }
-            Some(t) => *t.get_ref(),
-            None => defaults::TEMPERATURE,
-        };
+        let wire = wire_keys(&decl, &r)?;
         let positive = |v: &Option<Spanned<i64>>, key: &str, default: i64| match v {
             Some(s) if *s.get_ref() < 1 => Err(r(
                 s.span().start,
@@ -292,16 +458,18 @@ impl AgentConfig {
             Some(s) => *s.get_ref() as u32,
             None => defaults::MAX_RETRIES as u32,
         };
-        let request_timeout = match &decl.request_timeout_secs {
-            Some(s) if !(s.get_ref().is_finite() && *s.get_ref() > 0.0) => {
-                return Err(r(
-                    s.span().start,
-                    "request_timeout_secs must be a positive number of seconds".into(),
-                ));
-            }
-            Some(s) => Duration::from_secs_f64(*s.get_ref()),
-            None => Duration::from_secs_f64(defaults::REQUEST_TIMEOUT_SECS),
-        };
+        let max_retry_wait = secs(
+            &decl.max_retry_wait_secs,
+            "max_retry_wait_secs",
+            defaults::MAX_RETRY_WAIT_SECS,
+            &r,
+        )?;
+        let request_timeout = secs(
+            &decl.request_timeout_secs,
+            "request_timeout_secs",
+            defaults::REQUEST_TIMEOUT_SECS,
+            &r,
+        )?;
         let prices = match &decl.prices {
             Some(p) => {
                 let v = p.get_ref();
@@ -329,8 +497,11 @@ impl AgentConfig {
             source: source.to_path_buf(),
             base_url,
             model: decl.model.into_inner(),
+            provider: wire.provider,
             api_key_env: decl.api_key_env.map(|e| e.into_inner()),
-            temperature,
+            key_header: wire.key_header,
+            length_key: wire.length_key,
+            temperature: wire.temperature,
             seed: decl.seed.map(|s| *s.get_ref()),
             max_turns: max_turns as usize,
             token_budget: token_budget as u64,
@@ -339,7 +510,11 @@ impl AgentConfig {
             max_concurrency: max_concurrency as usize,
             max_tool_result_tokens: max_tool_result_tokens as usize,
             max_retries,
+            max_retry_wait,
             prices,
+            headers: wire.headers,
+            query: wire.query,
+            extra_body: wire.extra_body,
         })
     }
 
@@ -358,9 +533,24 @@ impl AgentConfig {
         }
     }
 
-    /// `{base_url}/chat/completions`.
+    /// `{base_url}/chat/completions`, with `[query]`'s parameters.
     pub fn completions_url(&self) -> String {
-        format!("{}/chat/completions", self.base_url)
+        let url = format!("{}/chat/completions", self.base_url);
+        match reqwest::Url::parse_with_params(&url, &self.query) {
+            Ok(u) if !self.query.is_empty() => u.to_string(),
+            _ => url,
+        }
+    }
+
+    /// What each request is made of besides the conversation (see [`provider::body`]).
+    pub fn shape(&self) -> provider::Shape {
+        provider::Shape {
+            model: self.model.clone(),
+            length_key: self.length_key,
+            temperature: self.temperature,
+            seed: self.seed,
+            extra_body: self.extra_body.clone(),
+        }
     }
 }
 
@@ -412,7 +602,7 @@ output = 0.6
         )
         .unwrap();
         assert_eq!(c.max_turns, defaults::MAX_TURNS as usize);
-        assert_eq!(c.temperature, 0.0);
+        assert_eq!(c.temperature, None);
         assert!(c.prices.is_none());
         assert!(c.api_key().unwrap().is_none());
     }
@@ -455,6 +645,66 @@ output = 0.6
             assert!(e.starts_with(at), "{e}");
             assert!(e.contains(what), "{e}");
         }
+    }
+
+    #[test]
+    fn providers_shape_the_request_and_refuse_what_they_cannot_take() {
+        let text = "provider = \"azure\"\nbase_url = \"https://r.openai.azure.com/openai/deployments/d\"\nmodel = \"d\"\n\n[query]\napi-version = \"2024-10-21\"\n\n[headers]\nX-Title = \"navbench\"\n\n[extra_body]\nreasoning_effort = \"low\"\n";
+        let c = AgentConfig::parse(text, Path::new("azure.toml")).unwrap();
+        assert_eq!(c.provider, Provider::Azure);
+        assert_eq!(c.key_header, KeyHeader::Named("api-key".into()));
+        assert_eq!(c.length_key, LengthKey::MaxCompletionTokens);
+        assert_eq!(
+            c.completions_url(),
+            "https://r.openai.azure.com/openai/deployments/d/chat/completions?api-version=2024-10-21"
+        );
+        assert_eq!(c.temperature, None);
+        let body = provider::body(&c.shape(), &[], &[], 5);
+        assert_eq!(body["reasoning_effort"], "low");
+        assert_eq!(body["max_completion_tokens"], 5);
+        let head = "base_url = \"http://h/v1\"\n";
+        let cases = [
+            ("provider = \"opnai\"\nmodel = \"m\"\n", "unknown provider"),
+            (
+                "provider = \"openai\"\nmodel = \"o3-mini\"\ntemperature = 0\n",
+                "reasoning model",
+            ),
+            (
+                "provider = \"anthropic\"\nmodel = \"c\"\ntemperature = 1.5\n",
+                "at most 1",
+            ),
+            (
+                "model = \"m\"\nlength_key = \"max_new_tokens\"\n",
+                "length_key",
+            ),
+            (
+                "model = \"m\"\n[headers]\nAuthorization = \"Bearer sk-1\"\n",
+                "api_key_env",
+            ),
+            (
+                "model = \"m\"\n[extra_body]\nmax_tokens = 5\n",
+                "may not set max_tokens",
+            ),
+            (
+                "model = \"m\"\nmax_retry_wait_secs = 0\n",
+                "positive number of seconds",
+            ),
+        ];
+        for (rest, what) in cases {
+            let text = format!("{head}{rest}");
+            let e = format!(
+                "{:#}",
+                AgentConfig::parse(&text, Path::new("a.toml")).unwrap_err()
+            );
+            assert!(e.starts_with("a.toml:"), "{e}");
+            assert!(e.contains(what), "{what}: {e}");
+        }
+        let generic = AgentConfig::parse(
+            &format!("{head}model = \"m\"\nlength_key = \"max_completion_tokens\"\n"),
+            Path::new("a.toml"),
+        )
+        .unwrap();
+        assert_eq!(generic.length_key, LengthKey::MaxCompletionTokens);
     }
 
     #[test]

@@ -13,9 +13,16 @@
 //!    the [`cache::LlmCache`] when recorded); each tool call the model makes goes to the
 //!    server through the [`Driver`], so `calls.csv` records it as it records the
 //!    scripted policies' calls, and its result goes back verbatim, cut at a token limit;
-//! 4. the model's first message without tool calls is its answer, read by [`answer`]
-//!    into the ranking the scorer reads. A model that never answers stops at
-//!    `max_turns` or the token budget; every end is an [`AgentStats::stop_reason`].
+//! 4. a message without tool calls is read by [`answer`] into the ranking the scorer
+//!    reads; an empty one or one naming no location gets one reminder turn, one cut
+//!    at the length limit or filtered is not scored ([`turn`]). At `max_turns`, or when
+//!    the next prompt would pass the token budget, one "answer now" turn with
+//!    `tool_choice: none` asks for the answer; every end is an
+//!    [`AgentStats::stop_reason`].
+//!
+//! Requests take the provider's shape ([`provider`]); the assistant's messages go back
+//! as received ([`turn::echo`]); tool names the endpoints refuse are mapped
+//! ([`names`]); run-wide limits (cost cap, fatal errors in a row) are in [`guard`].
 //!
 //! Everything the model and the tools said is kept in a [`transcript::Transcript`].
 //!
@@ -35,9 +42,14 @@ pub mod answer;
 pub mod cache;
 pub mod chat;
 pub mod config;
+pub mod guard;
+pub mod names;
 pub mod prompt;
+pub mod provider;
+pub mod retry;
 pub mod tools;
 pub mod transcript;
+pub mod turn;
 
 use rmcp::model::Tool;
 use serde_json::{Value, json};
@@ -49,8 +61,11 @@ use crate::data::dataset::Locations;
 use crate::policy::{Driver, Task};
 use crate::score::tokens::Tokenizer;
 use crate::variants::Variant;
-use chat::{ChatClient, ChatError, Usage};
+use chat::{ChatClient, ChatError, Failure, Usage};
+use guard::RunGuard;
+use names::ToolNames;
 use transcript::Transcript;
+use turn::{Ending, Spend};
 
 /// Why a conversation ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -58,12 +73,19 @@ pub enum StopReason {
     /// The model answered (a message without tool calls).
     #[default]
     Answered,
-    /// `max_turns` requests were made without an answer.
+    /// `max_turns` tool turns were made without an answer (the "answer now" turn
+    /// that follows, if any, gave the row its answer).
     MaxTurns,
-    /// The instance's token budget (prompt + completion) was spent without an answer.
+    /// The next turn would have passed the instance's token budget (prompt +
+    /// completion); the "answer now" turn, if it fitted, gave the row its answer.
     TokenBudget,
     /// The conversation outgrew the model's context.
     ContextOverflow,
+    /// The reply was cut at the completion limit (`finish_reason: length`): not
+    /// scored as an answer.
+    Truncated,
+    /// The provider's filter withheld the reply (`finish_reason: content_filter`).
+    ContentFilter,
     /// The endpoint failed (after retries) or answered with something unusable.
     LlmError,
     /// The endpoint did not answer in time, on every attempt.
@@ -80,6 +102,8 @@ impl StopReason {
             StopReason::MaxTurns => "max_turns",
             StopReason::TokenBudget => "token_budget",
             StopReason::ContextOverflow => "context_overflow",
+            StopReason::Truncated => "truncated",
+            StopReason::ContentFilter => "content_filter",
             StopReason::LlmError => "llm_error",
             StopReason::LlmTimeout => "llm_timeout",
             StopReason::SetupFailed => "setup_failed",
@@ -93,6 +117,8 @@ impl StopReason {
             StopReason::MaxTurns,
             StopReason::TokenBudget,
             StopReason::ContextOverflow,
+            StopReason::Truncated,
+            StopReason::ContentFilter,
             StopReason::LlmError,
             StopReason::LlmTimeout,
             StopReason::SetupFailed,
@@ -119,6 +145,8 @@ pub struct AgentStats {
     pub prompt_tokens: u64,
     pub cached_tokens: u64,
     pub completion_tokens: u64,
+    /// Of the completion tokens, those a reasoning model spent thinking.
+    pub reasoning_tokens: u64,
     /// Some response had no `usage`: its tokens were counted with the run's tokenizer.
     pub tokens_estimated: bool,
     /// Time the endpoint took, over all turns (a cached turn: its recorded time).
@@ -146,6 +174,8 @@ pub struct Agent {
     pub cfg: AgentConfig,
     client: ChatClient,
     tokenizer: Tokenizer,
+    /// Run-wide: money spent, fatal errors in a row (see [`guard`]).
+    pub guard: RunGuard,
 }
 
 impl std::fmt::Debug for Agent {
@@ -161,15 +191,41 @@ impl std::fmt::Debug for Agent {
 /// One tool call the model asked for, as read from its message.
 struct AskedCall {
     id: String,
+    /// The name the model called (a safe name, see [`names`]).
     name: String,
     /// The arguments, or why they are not a JSON object.
     args: Result<Value, String>,
     raw_args: String,
 }
 
+/// One conversation under way: what the loop carries from turn to turn.
+struct Convo {
+    stats: AgentStats,
+    transcript: Transcript,
+    messages: Vec<Value>,
+    spend: Spend,
+    reminded: bool,
+}
+
+/// How a turn ended the conversation, when it did.
+enum Turn {
+    /// Tool calls were made (or a reminder sent): go on.
+    Next,
+    /// The conversation is over with this result.
+    Done(anyhow::Result<Locations>, bool),
+}
+
+/// The probe tool of the pre-flight: the real tools come from each pair's server, so
+/// the pre-flight attaches one of the same form.
+fn probe_tool() -> Value {
+    json!({"type": "function", "function": {"name": "read_file",
+        "description": "Reads a file of the repository.",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}})
+}
+
 impl Agent {
     /// The agent `cfg` describes, its endpoint not yet contacted: `run` builds it with
-    /// the other inputs and checks the endpoint ([`Agent::check_endpoint`]) once the
+    /// the other inputs and sends the pre-flight ([`Agent::check_endpoint`]) once the
     /// inputs are all valid.
     pub fn new(
         cfg: AgentConfig,
@@ -181,14 +237,38 @@ impl Agent {
             cfg,
             client,
             tokenizer,
+            guard: RunGuard::default(),
         })
     }
 
-    /// Checks the endpoint before the first instance (see
-    /// [`ChatClient::check_endpoint`]): down without an `--llm-cache` is an error; with
-    /// one, the run replays from it alone.
+    /// `--max-cost-usd`: no new pair once the run has spent `usd` (needs `[prices]`).
+    pub fn with_max_cost(mut self, usd: Option<f64>) -> anyhow::Result<Agent> {
+        if let Some(usd) = usd {
+            if !(usd.is_finite() && usd > 0.0) {
+                anyhow::bail!("--max-cost-usd must be a positive number of US dollars");
+            }
+            if self.cfg.prices.is_none() {
+                anyhow::bail!(
+                    "--max-cost-usd needs prices: add [prices] input = …, output = … (US dollars per million tokens) to {}",
+                    self.cfg.source.display()
+                );
+            }
+        }
+        self.guard = RunGuard::new(usd);
+        Ok(self)
+    }
+
+    /// The pre-flight before the first instance ([`chat::ChatClient::preflight`]): one
+    /// completion of one token with a tool attached, shaped as every turn is. A
+    /// refusal (400/401/403/404) is an error naming the key of the agent file to fix;
+    /// an endpoint that is down is an error, or, with an `--llm-cache`, a replay.
     pub async fn check_endpoint(&self) -> anyhow::Result<()> {
-        self.client.check_endpoint(&self.cfg).await
+        let messages = [
+            json!({"role": "system", "content": prompt::system(None)}),
+            json!({"role": "user", "content": "Reply with OK."}),
+        ];
+        let probe = provider::body(&self.cfg.shape(), &messages, &[probe_tool()], 1);
+        self.client.preflight(&self.cfg, &probe).await
     }
 
     /// Plays the agent on `task` with the server behind `driver` (see the module doc).
@@ -201,129 +281,261 @@ impl Agent {
         tools: &[Tool],
         instructions: Option<&str>,
     ) -> AgentOutcome {
-        let mut stats = AgentStats::default();
-        let mut transcript = Transcript::default();
-        let offered = tools::function_tools(tools);
-        transcript.push(json!({"role": "tools", "tools": offered}));
+        let names = ToolNames::new(tools.iter().map(|t| t.name.as_ref()));
+        let offered = tools::function_tools(tools, &names);
+        let mut c = Convo {
+            stats: AgentStats::default(),
+            transcript: Transcript::default(),
+            messages: Vec::new(),
+            spend: Spend::default(),
+            reminded: false,
+        };
+        c.transcript
+            .push(json!({"role": "tools", "tools": offered}));
         if let Err(e) = variant.setup(driver, task).await {
-            stats.stop_reason = StopReason::SetupFailed;
-            return AgentOutcome {
-                result: Err(e.context("the variant's setup failed before the first turn")),
-                unparsed: false,
-                stats,
-                transcript,
-            };
+            c.stats.stop_reason = StopReason::SetupFailed;
+            return self.finish(
+                c,
+                Err(e.context("the variant's setup failed before the first turn")),
+                false,
+            );
         }
-        let mut messages = vec![
+        c.messages = vec![
             json!({"role": "system", "content": prompt::system(instructions)}),
             json!({"role": "user", "content": prompt::task(task.workdir, &task.instance.problem_statement)}),
         ];
-        transcript.push(messages[0].clone());
-        transcript.push(messages[1].clone());
-        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-        let mut result = Ok(Locations::default());
-        let mut unparsed = false;
+        c.transcript.push(c.messages[0].clone());
+        c.transcript.push(c.messages[1].clone());
         loop {
-            if stats.llm_turns >= self.cfg.max_turns {
-                stats.stop_reason = StopReason::MaxTurns;
-                break;
-            }
-            if stats.prompt_tokens + stats.completion_tokens >= self.cfg.token_budget {
-                stats.stop_reason = StopReason::TokenBudget;
-                break;
-            }
-            let request = self.request(&messages, &offered);
-            let done = match self.client.complete(&request).await {
-                Ok(done) => done,
-                Err((e, spent)) => {
-                    stats.llm_ms += spent.as_secs_f64() * 1000.0;
-                    stats.stop_reason = match &e {
-                        ChatError::ContextOverflow(_) => StopReason::ContextOverflow,
-                        ChatError::Timeout { .. } => StopReason::LlmTimeout,
-                        _ => StopReason::LlmError,
-                    };
-                    transcript.push(json!({"role": "navbench", "turn": stats.llm_turns + 1, "error": e.to_string(), "llm_ms": spent.as_secs_f64() * 1000.0}));
-                    if stats.stop_reason.is_failure() {
-                        result = Err(anyhow::anyhow!("turn {}: {e}", stats.llm_turns + 1));
-                    }
-                    break;
-                }
+            let request = self.request(&c.messages, &offered, self.cfg.max_completion_tokens);
+            let prompt = c.spend.next_prompt(self.tokenizer, &c.messages, &request);
+            let limit = if c.stats.llm_turns >= self.cfg.max_turns {
+                Some(StopReason::MaxTurns)
+            } else if !turn::fits(
+                &c.spend,
+                prompt,
+                self.cfg.max_completion_tokens,
+                self.cfg.token_budget,
+            ) {
+                Some(StopReason::TokenBudget)
+            } else {
+                None
             };
-            stats.llm_turns += 1;
-            stats.llm_ms += done.latency.as_secs_f64() * 1000.0;
-            stats.cache_hits += usize::from(done.cached);
-            let message = match done.message() {
-                Ok(m) => m.clone(),
-                Err(why) => {
-                    stats.stop_reason = StopReason::LlmError;
-                    result = Err(anyhow::anyhow!("turn {}: {why}", stats.llm_turns));
-                    break;
-                }
-            };
-            let usage = self.count_usage(&done.body, &request, &message, &mut stats);
-            transcript.push(json!({
-                "role": "assistant", "turn": stats.llm_turns, "message": message,
-                "finish_reason": done.finish_reason(), "usage": usage_json(usage),
-                "llm_ms": done.latency.as_secs_f64() * 1000.0, "cached": done.cached,
-            }));
-            let calls = asked_calls(&message, stats.llm_turns);
-            if calls.is_empty() {
-                let text = message.get("content").and_then(Value::as_str).unwrap_or("");
-                let named = answer::parse_lines(text, task.workdir);
-                unparsed = named.is_empty();
-                let loc = answer::to_locations(&named, task.workdir);
-                transcript.push(json!({"role": "navbench", "answer": text, "parsed": named.iter().map(|n| match &n.qualname {
-                    Some(q) => format!("{}:{q}", n.path), None => n.path.clone() }).collect::<Vec<_>>()}));
-                result = Ok(loc);
-                stats.stop_reason = StopReason::Answered;
-                break;
+            if let Some(why) = limit {
+                c.stats.stop_reason = why;
+                let (result, unparsed) = self.answer_now(&mut c, &offered, prompt, task).await;
+                return self.finish(c, result, unparsed);
             }
-            messages.push(assistant_echo(&message, &calls));
-            for call in calls {
-                let (content, line) = self.run_call(driver, &names, &call).await;
-                transcript.push(line);
-                messages.push(json!({"role": "tool", "tool_call_id": call.id, "content": content}));
+            match self.turn(&mut c, &request, driver, &names, task).await {
+                Turn::Next => {}
+                Turn::Done(result, unparsed) => return self.finish(c, result, unparsed),
             }
         }
-        stats.cost_usd = self.cfg.prices.map(|p| {
-            p.cost(
-                stats.prompt_tokens,
-                stats.cached_tokens,
-                stats.completion_tokens,
-            )
-        });
-        transcript.push(
-            json!({"role": "navbench", "stop_reason": stats.stop_reason.as_str(),
-            "llm_turns": stats.llm_turns, "prompt_tokens": stats.prompt_tokens,
-            "completion_tokens": stats.completion_tokens}),
+    }
+
+    /// One tool turn: the request, then the tool calls it asked for, or its ending.
+    async fn turn(
+        &self,
+        c: &mut Convo,
+        request: &Value,
+        driver: &mut Driver<'_>,
+        names: &ToolNames,
+        task: &Task<'_>,
+    ) -> Turn {
+        let (message, finish) = match self.ask(c, request).await {
+            Ok(m) => m,
+            Err(done) => return done,
+        };
+        let calls = asked_calls(&message, c.stats.llm_turns);
+        if !calls.is_empty() {
+            let ids: Vec<String> = calls.iter().map(|k| k.id.clone()).collect();
+            c.messages.push(turn::echo(&message, &ids));
+            c.spend.cover(c.messages.len());
+            for call in calls {
+                let (content, line) = self.run_call(driver, names, &call).await;
+                c.transcript.push(line);
+                c.messages
+                    .push(json!({"role": "tool", "tool_call_id": call.id, "content": content}));
+            }
+            return Turn::Next;
+        }
+        let text = message.get("content").and_then(Value::as_str).unwrap_or("");
+        let (loc, parsed) = read_answer(text, task);
+        match turn::ending(finish.as_deref(), text, !parsed.is_empty(), c.reminded) {
+            Ending::Remind(reminder) => {
+                c.reminded = true;
+                if !text.trim().is_empty() {
+                    c.messages.push(turn::echo(&message, &[]));
+                }
+                c.spend.cover(c.messages.len());
+                let ask = json!({"role": "user", "content": reminder});
+                c.transcript
+                    .push(json!({"role": "navbench", "reminder": reminder}));
+                c.messages.push(ask);
+                Turn::Next
+            }
+            Ending::Truncated | Ending::ContentFilter => {
+                let why = if finish.as_deref() == Some("content_filter") {
+                    StopReason::ContentFilter
+                } else {
+                    StopReason::Truncated
+                };
+                c.stats.stop_reason = why;
+                c.transcript
+                    .push(json!({"role": "navbench", "answer": text, "not_scored": why.as_str()}));
+                Turn::Done(Ok(Locations::default()), false)
+            }
+            Ending::Answer => {
+                c.transcript
+                    .push(json!({"role": "navbench", "answer": text, "parsed": parsed}));
+                c.stats.stop_reason = StopReason::Answered;
+                Turn::Done(Ok(loc), parsed.is_empty())
+            }
+        }
+    }
+
+    /// The "answer now" turn once `max_turns` or the budget is reached: the tools stay
+    /// declared (some providers refuse a history of tool calls without them) but
+    /// `tool_choice` is `none`; sent only if its prompt fits the budget, its completion
+    /// cut to what is left. The stop reason stays the limit's.
+    async fn answer_now(
+        &self,
+        c: &mut Convo,
+        offered: &[Value],
+        prompt: u64,
+        task: &Task<'_>,
+    ) -> (anyhow::Result<Locations>, bool) {
+        let ask = json!({"role": "user", "content": turn::ANSWER_NOW});
+        let prompt = prompt + self.tokenizer.count(&ask.to_string()) as u64;
+        let Some(room) = turn::answer_room(
+            &c.spend,
+            prompt,
+            self.cfg.max_completion_tokens,
+            self.cfg.token_budget,
+        ) else {
+            c.transcript.push(json!({"role": "navbench", "answer_now": "skipped: its prompt alone would pass token_budget"}));
+            return (Ok(Locations::default()), false);
+        };
+        c.messages.push(ask);
+        c.transcript.push(
+            json!({"role": "navbench", "answer_now": turn::ANSWER_NOW, "max_completion": room}),
+        );
+        let mut request = self.request(&c.messages, offered, room);
+        if !offered.is_empty() {
+            request["tool_choice"] = json!("none");
+        }
+        let why = c.stats.stop_reason;
+        let message = match self.ask(c, &request).await {
+            Ok((m, _)) => m,
+            Err(Turn::Done(result, unparsed)) => return (result, unparsed),
+            Err(Turn::Next) => return (Ok(Locations::default()), false),
+        };
+        c.stats.stop_reason = why;
+        let text = message.get("content").and_then(Value::as_str).unwrap_or("");
+        let (loc, parsed) = read_answer(text, task);
+        c.transcript
+            .push(json!({"role": "navbench", "answer": text, "parsed": parsed}));
+        let unparsed = parsed.is_empty();
+        (Ok(loc), unparsed)
+    }
+
+    /// Sends `request` and returns the assistant message and its `finish_reason`, with
+    /// the turn counted; or the conversation's end when the endpoint failed.
+    async fn ask(&self, c: &mut Convo, request: &Value) -> Result<(Value, Option<String>), Turn> {
+        let done = match self.client.complete(request).await {
+            Ok(done) => done,
+            Err(Failure {
+                error,
+                spent,
+                retries,
+            }) => {
+                for r in &retries {
+                    c.transcript.push(r.json());
+                }
+                c.stats.llm_ms += spent.as_secs_f64() * 1000.0;
+                c.stats.stop_reason = match &error {
+                    ChatError::ContextOverflow(_) => StopReason::ContextOverflow,
+                    ChatError::Timeout { .. } => StopReason::LlmTimeout,
+                    _ => StopReason::LlmError,
+                };
+                if let ChatError::Http {
+                    status, message, ..
+                } = &error
+                {
+                    let (cfg, status, message) = (&self.cfg, *status, message.as_str());
+                    self.guard
+                        .refused(&format!("HTTP {status}: {message}"), || {
+                            chat::fatal_message(cfg, status, message)
+                        });
+                }
+                let turn_no = c.stats.llm_turns + 1;
+                c.transcript.push(json!({"role": "navbench", "turn": turn_no, "error": error.to_string(), "llm_ms": spent.as_secs_f64() * 1000.0}));
+                let result = if c.stats.stop_reason.is_failure() {
+                    Err(anyhow::anyhow!("turn {turn_no}: {error}"))
+                } else {
+                    Ok(Locations::default())
+                };
+                return Err(Turn::Done(result, false));
+            }
+        };
+        self.guard.answered();
+        for r in &done.retries {
+            c.transcript.push(r.json());
+        }
+        c.stats.llm_turns += 1;
+        c.stats.llm_ms += done.latency.as_secs_f64() * 1000.0;
+        c.stats.cache_hits += usize::from(done.cached);
+        let message = match done.message() {
+            Ok(m) => m.clone(),
+            Err(why) => {
+                c.stats.stop_reason = StopReason::LlmError;
+                let e = anyhow::anyhow!("turn {}: {why}", c.stats.llm_turns);
+                return Err(Turn::Done(Err(e), false));
+            }
+        };
+        let usage = self.count_usage(&done.body, request, &message, &mut c.stats);
+        c.spend.turn(
+            usage.prompt_tokens + usage.completion_tokens,
+            c.messages.len(),
+        );
+        let finish = done.finish_reason().map(String::from);
+        c.transcript.push(json!({
+            "role": "assistant", "turn": c.stats.llm_turns, "message": message,
+            "finish_reason": finish, "usage": usage_json(usage),
+            "llm_ms": done.latency.as_secs_f64() * 1000.0, "cached": done.cached,
+        }));
+        Ok((message, finish))
+    }
+
+    /// The outcome: the cost priced, the run's spend updated, the last transcript line.
+    fn finish(
+        &self,
+        mut c: Convo,
+        result: anyhow::Result<Locations>,
+        unparsed: bool,
+    ) -> AgentOutcome {
+        let s = &mut c.stats;
+        s.cost_usd = self
+            .cfg
+            .prices
+            .map(|p| p.cost(s.prompt_tokens, s.cached_tokens, s.completion_tokens));
+        self.guard.spend(s.cost_usd.unwrap_or(0.0));
+        c.transcript.push(
+            json!({"role": "navbench", "stop_reason": s.stop_reason.as_str(),
+            "llm_turns": s.llm_turns, "prompt_tokens": s.prompt_tokens,
+            "completion_tokens": s.completion_tokens, "reasoning_tokens": s.reasoning_tokens}),
         );
         AgentOutcome {
             result,
             unparsed,
-            stats,
-            transcript,
+            stats: c.stats,
+            transcript: c.transcript,
         }
     }
 
-    /// One Chat Completions body: the whole conversation, the tools, sampling and limits.
-    fn request(&self, messages: &[Value], tools: &[Value]) -> Value {
-        let mut r = json!({
-            "model": self.cfg.model,
-            "messages": messages,
-            "stream": false,
-            "temperature": self.cfg.temperature,
-            "max_completion_tokens": self.cfg.max_completion_tokens,
-            // Servers that predate max_completion_tokens read only this one.
-            "max_tokens": self.cfg.max_completion_tokens,
-        });
-        if !tools.is_empty() {
-            r["tools"] = Value::Array(tools.to_vec());
-            r["tool_choice"] = json!("auto");
-        }
-        if let Some(seed) = self.cfg.seed {
-            r["seed"] = json!(seed);
-        }
-        r
+    /// One Chat Completions body in the provider's shape (see [`provider::body`]).
+    fn request(&self, messages: &[Value], tools: &[Value], max_tokens: u64) -> Value {
+        provider::body(&self.cfg.shape(), messages, tools, max_tokens)
     }
 
     /// Adds the response's token counts to `stats`: the endpoint's `usage`, or the run's
@@ -341,45 +553,50 @@ impl Agent {
                 prompt_tokens: self.tokenizer.count(&request.to_string()) as u64,
                 cached_tokens: 0,
                 completion_tokens: self.tokenizer.count(&message.to_string()) as u64,
+                reasoning_tokens: 0,
             }
         });
         stats.prompt_tokens += usage.prompt_tokens;
         stats.cached_tokens += usage.cached_tokens;
         stats.completion_tokens += usage.completion_tokens;
+        stats.reasoning_tokens += usage.reasoning_tokens;
         usage
     }
 
     /// Runs one call the model asked for and returns what the model reads back and the
     /// transcript line. A call that cannot be made (unknown tool, arguments that are not
     /// a JSON object) is answered with an error the model can act on, and recorded in
-    /// `calls.csv` as a failed call.
+    /// `calls.csv` as a failed call. The model's (safe) name is mapped back to the
+    /// server's ([`names`]).
     async fn run_call(
         &self,
         driver: &mut Driver<'_>,
-        names: &[&str],
+        names: &ToolNames,
         call: &AskedCall,
     ) -> (String, Value) {
-        let refused = match &call.args {
-            _ if !names.contains(&call.name.as_str()) => Some(format!(
+        let tool = names.original(&call.name);
+        let refused = match (&call.args, tool) {
+            (_, None) => Some(format!(
                 "unknown tool '{}': call one of {}",
                 call.name,
-                names.join(", ")
+                names.offered().join(", ")
             )),
-            Err(why) => Some(format!(
+            (Err(why), Some(_)) => Some(format!(
                 "the arguments of {} are not a JSON object ({why}); call it again with a JSON object that matches its parameters schema",
                 call.name
             )),
-            Ok(_) => None,
+            (Ok(_), Some(_)) => None,
         };
+        let tool = tool.unwrap_or(&call.name);
         if let Some(error) = refused {
-            driver.record_refused(&call.name, &call.raw_args, &error);
+            driver.record_refused(tool, &call.raw_args, &error);
             let content = format!("Error: {error}");
-            let line = json!({"role": "tool", "tool_call_id": call.id, "name": call.name,
+            let line = json!({"role": "tool", "tool_call_id": call.id, "name": tool,
                 "arguments": call.raw_args, "content": content, "is_error": true, "latency_ms": 0.0});
             return (content, line);
         }
         let args = call.args.clone().unwrap_or(Value::Null);
-        let out = driver.call(&call.name, args).await;
+        let out = driver.call(tool, args).await;
         let text = if out.is_error {
             format!("Error: {}", out.error.as_deref().unwrap_or(&out.text))
         } else {
@@ -387,11 +604,26 @@ impl Agent {
         };
         let (content, cut) =
             tools::cut_result(&text, self.cfg.max_tool_result_tokens, self.tokenizer);
-        let line = json!({"role": "tool", "tool_call_id": call.id, "name": call.name,
+        let line = json!({"role": "tool", "tool_call_id": call.id, "name": tool,
             "arguments": call.raw_args, "content": content, "is_error": out.is_error,
             "latency_ms": out.latency.as_secs_f64() * 1000.0, "cut": cut});
         (content, line)
     }
+}
+
+/// The answer in `text`: the locations it names and, for the transcript, how each
+/// was read (`path` or `path:qualname`).
+fn read_answer(text: &str, task: &Task<'_>) -> (Locations, Vec<String>) {
+    let named = answer::parse_lines(text, task.workdir);
+    let loc = answer::to_locations(&named, task.workdir);
+    let shown = named
+        .iter()
+        .map(|n| match &n.qualname {
+            Some(q) => format!("{}:{q}", n.path),
+            None => n.path.clone(),
+        })
+        .collect();
+    (loc, shown)
 }
 
 /// The tool calls of an assistant message. An id the server left out is made up
@@ -441,24 +673,9 @@ fn asked_calls(message: &Value, turn: usize) -> Vec<AskedCall> {
         .collect()
 }
 
-/// The assistant message as it goes back into the conversation: its text and its tool
-/// calls, each with the id its result will name and its arguments as a string. A
-/// missing or null text goes back as `""`: llama.cpp's server refuses a null content,
-/// and its chat template fails on a missing one, while OpenAI accepts all three.
-fn assistant_echo(message: &Value, calls: &[AskedCall]) -> Value {
-    let content = match message.get("content") {
-        Some(Value::String(s)) => Value::String(s.clone()),
-        _ => Value::String(String::new()),
-    };
-    let tool_calls: Vec<Value> = calls
-        .iter()
-        .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.raw_args}}))
-        .collect();
-    json!({"role": "assistant", "content": content, "tool_calls": tool_calls})
-}
-
 fn usage_json(u: Usage) -> Value {
-    json!({"prompt_tokens": u.prompt_tokens, "cached_tokens": u.cached_tokens, "completion_tokens": u.completion_tokens})
+    json!({"prompt_tokens": u.prompt_tokens, "cached_tokens": u.cached_tokens,
+        "completion_tokens": u.completion_tokens, "reasoning_tokens": u.reasoning_tokens})
 }
 
 fn kind(v: &Value) -> &'static str {

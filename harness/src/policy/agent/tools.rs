@@ -1,8 +1,9 @@
 //! The variant server's MCP tools as the model sees them, and their results as it
 //! reads them.
 //!
-//! Each MCP tool becomes one OpenAI function tool with the tool's name, description
-//! and input schema verbatim, so what the model is offered is exactly what the server
+//! Each MCP tool becomes one OpenAI function tool with the tool's name (mapped when
+//! the endpoints would refuse it, see [`super::names`]), description and input schema
+//! verbatim, so what the model is offered is exactly what the server
 //! offers. A result goes back verbatim too (its text content, or the tool's error),
 //! cut at `max_tool_result_tokens` of the run's tokenizer with a marker that says how
 //! much was left out and how to ask for less: a result larger than the model's context
@@ -11,15 +12,17 @@
 use rmcp::model::Tool;
 use serde_json::{Value, json};
 
+use super::names::ToolNames;
 use crate::score::tokens::Tokenizer;
 
-/// `tools` in the Chat Completions `tools` format.
-pub fn function_tools(tools: &[Tool]) -> Vec<Value> {
+/// `tools` in the Chat Completions `tools` format, each under the name the model
+/// sees (`names`: the server's name, or a safe one the endpoints accept).
+pub fn function_tools(tools: &[Tool], names: &ToolNames) -> Vec<Value> {
     tools
         .iter()
         .map(|t| {
             let mut f = json!({
-                "name": t.name,
+                "name": names.safe(&t.name),
                 "parameters": Value::Object((*t.input_schema).clone()),
             });
             if let Some(d) = &t.description {
@@ -64,7 +67,7 @@ mod tests {
         )
         .unwrap();
         let t = Tool::new("grep", "Search files", Arc::new(schema.clone()));
-        let f = function_tools(&[t]);
+        let f = function_tools(&[t.clone()], &ToolNames::new(["grep"]));
         assert_eq!(
             f[0],
             json!({"type": "function", "function": {"name": "grep", "description": "Search files", "parameters": Value::Object(schema)}})

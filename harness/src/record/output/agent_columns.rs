@@ -1,16 +1,18 @@
 //! The columns an agent's row adds to `instances.csv` ([`COLUMNS`]): turns, tokens as
-//! the endpoint counted them (or estimated, and marked so), the model's time beside the
+//! the endpoint counted them (or estimated, and marked so; `reasoning_tokens` are the
+//! part of the completion a reasoning model spent thinking), the model's time beside the
 //! tools', the cost when the agent file gives prices, and why the conversation ended.
 //! A scripted policy's row leaves them empty.
 
 use crate::policy::agent::{AgentStats, StopReason};
 
 /// The agent columns, in file order.
-pub const COLUMNS: [&str; 8] = [
+pub const COLUMNS: [&str; 9] = [
     "llm_turns",
     "prompt_tokens",
     "cached_tokens",
     "completion_tokens",
+    "reasoning_tokens",
     "tokens_estimated",
     "llm_ms",
     "cost_usd",
@@ -27,6 +29,7 @@ pub fn cells(stats: Option<&AgentStats>) -> Vec<String> {
         s.prompt_tokens.to_string(),
         s.cached_tokens.to_string(),
         s.completion_tokens.to_string(),
+        s.reasoning_tokens.to_string(),
         s.tokens_estimated.to_string(),
         format!("{:.3}", s.llm_ms),
         s.cost_usd.map_or(String::new(), |c| format!("{c:.6}")),
@@ -44,6 +47,7 @@ pub fn read(get: impl Fn(&str) -> String) -> Option<AgentStats> {
         prompt_tokens: int("prompt_tokens"),
         cached_tokens: int("cached_tokens"),
         completion_tokens: int("completion_tokens"),
+        reasoning_tokens: int("reasoning_tokens"),
         tokens_estimated: get("tokens_estimated") == "true",
         llm_ms: get("llm_ms").parse().unwrap_or(0.0),
         cache_hits: 0,
@@ -63,6 +67,7 @@ mod tests {
             prompt_tokens: 900,
             cached_tokens: 100,
             completion_tokens: 40,
+            reasoning_tokens: 12,
             tokens_estimated: true,
             llm_ms: 1234.5,
             cache_hits: 0,

@@ -356,7 +356,7 @@ mod tests {
         );
         // Same agent, other settings: the note names them.
         let mut hot = a.clone();
-        hot.temperature = 0.7;
+        hot.temperature = Some(0.7);
         let c = compare(&agent_run("b", a, 900.0), &agent_run("n", hot, 900.0), &th).unwrap();
         assert!(c.text.contains("temperature 0.7"), "{}", c.text);
     }

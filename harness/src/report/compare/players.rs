@@ -47,7 +47,8 @@ pub(crate) fn note(
 fn settings(a: &AgentInfo) -> String {
     format!(
         "temperature {}, seed {}, max_turns {}, token_budget {}, max_completion_tokens {}, max_tool_result_tokens {}",
-        a.temperature,
+        a.temperature
+            .map_or("the endpoint's default".to_string(), |t| t.to_string()),
         a.seed.map_or("none".to_string(), |s| s.to_string()),
         a.max_turns,
         a.token_budget,
