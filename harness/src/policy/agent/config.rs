@@ -13,8 +13,11 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
+mod wire;
+
 use super::provider::{self, KeyHeader, LengthKey, Provider};
 use crate::variants::declared::validate::refuse;
+use wire::{Refuse, secs, wire_keys};
 
 /// An agent file's keys, as serde reads them.
 #[derive(Debug, Deserialize)]
@@ -214,153 +217,63 @@ pub fn locate(spec: &str) -> anyhow::Result<PathBuf> {
     )
 }
 
-/// The keys of an agent file that shape requests on the wire, checked.
-struct WireKeys {
-    provider: Provider,
-    key_header: KeyHeader,
-    length_key: LengthKey,
-    temperature: Option<f64>,
-    headers: BTreeMap<String, String>,
-    query: BTreeMap<String, String>,
-    extra_body: serde_json::Map<String, serde_json::Value>,
-}
-
-type Refuse<'a> = dyn Fn(usize, String) -> anyhow::Error + 'a;
-
-/// Reads `provider`, `key_header`, `length_key`, `temperature`, `[headers]`, `[query]`
-/// and `[extra_body]`, refusing what the provider cannot take (see [`provider`]).
-fn wire_keys(decl: &AgentDecl, r: &Refuse<'_>) -> anyhow::Result<WireKeys> {
-    let provider = match &decl.provider {
-        Some(p) => Provider::parse(p.get_ref()).ok_or_else(|| {
-            r(
-                p.span().start,
-                format!(
-                    "unknown provider {:?}: write one of {} (generic for any other OpenAI-compatible server)",
-                    p.get_ref(),
-                    provider::ALL.map(|p| p.as_str()).join(", ")
-                ),
-            )
-        })?,
-        None => Provider::Generic,
-    };
-    let length_key = match &decl.length_key {
-        Some(k) => LengthKey::parse(k.get_ref()).ok_or_else(|| {
-            r(
-                k.span().start,
-                "length_key is max_completion_tokens or max_tokens (default: the provider's)"
-                    .into(),
-            )
-        })?,
-        None => provider.length_key(),
-    };
-    let key_header = match &decl.key_header {
-        Some(h) if h.get_ref().eq_ignore_ascii_case("authorization") => KeyHeader::Bearer,
-        Some(h) if reqwest::header::HeaderName::from_bytes(h.get_ref().as_bytes()).is_ok() => {
-            KeyHeader::Named(h.get_ref().clone())
-        }
-        Some(h) => {
-            return Err(r(
-                h.span().start,
-                format!(
-                    "key_header {:?} is not a header name; write e.g. key_header = \"api-key\"",
-                    h.get_ref()
-                ),
-            ));
-        }
-        None => provider.key_header(),
-    };
-    let temperature = match &decl.temperature {
-        Some(t) if !(0.0..=2.0).contains(t.get_ref()) => {
-            return Err(r(
-                t.span().start,
-                "temperature must be between 0 and 2 (0 for the most repeatable runs)".into(),
-            ));
-        }
-        Some(t) => {
-            provider::check_temperature(provider, decl.model.get_ref(), *t.get_ref())
-                .map_err(|why| r(t.span().start, why))?;
-            Some(*t.get_ref())
-        }
-        None => None,
-    };
-    let headers = decl.headers.as_ref().map_or(Ok(BTreeMap::new()), |h| {
-        for (k, v) in h.get_ref() {
-            let name_ok = reqwest::header::HeaderName::from_bytes(k.as_bytes()).is_ok();
-            let value_ok = reqwest::header::HeaderValue::from_str(v).is_ok();
-            if !name_ok || !value_ok {
-                return Err(r(h.span().start, format!("[headers] {k:?} = {v:?} is not a valid HTTP header; write name = \"value\" pairs")));
-            }
-            if k.eq_ignore_ascii_case("authorization") || KeyHeader::Named(k.to_ascii_lowercase()) == lower(&key_header) {
-                return Err(r(h.span().start, format!("[headers] {k} would carry the key: keys never go in the file; name the variable that holds it with api_key_env")));
-            }
-        }
-        Ok(h.get_ref().clone())
-    })?;
-    let query = decl
-        .query
-        .as_ref()
-        .map(|q| q.get_ref().clone())
-        .unwrap_or_default();
-    let extra_body = match &decl.extra_body {
-        Some(t) => {
-            if let Some(k) = t
-                .get_ref()
-                .keys()
-                .find(|k| provider::OWN_KEYS.contains(&k.as_str()))
-            {
+/// `[prices]`, checked.
+fn prices(decl: &AgentDecl, r: &Refuse<'_>) -> anyhow::Result<Option<Prices>> {
+    Ok(match &decl.prices {
+        Some(p) => {
+            let v = p.get_ref();
+            let all = [Some(v.input), v.cached_input, Some(v.output)];
+            if all.iter().flatten().any(|x| !x.is_finite() || *x < 0.0) {
                 return Err(r(
-                    t.span().start,
-                    format!(
-                        "[extra_body] may not set {k}: navbench sets it from the agent file's own keys (model, max_completion_tokens, temperature, seed; the provider picks the length key)"
-                    ),
+                    p.span().start,
+                    "prices are US dollars per million tokens and cannot be negative: [prices] input = 0.15, output = 0.6, cached_input = 0.075 (optional)".into(),
                 ));
             }
-            match serde_json::to_value(t.get_ref()) {
-                Ok(serde_json::Value::Object(o)) => o,
-                _ => {
-                    return Err(r(
-                        t.span().start,
-                        "[extra_body] must be a table of JSON-like values".into(),
-                    ));
-                }
-            }
+            Some(Prices {
+                input: v.input,
+                cached_input: v.cached_input.unwrap_or(v.input),
+                output: v.output,
+            })
         }
-        None => serde_json::Map::new(),
-    };
-    Ok(WireKeys {
-        provider,
-        key_header,
-        length_key,
-        temperature,
-        headers,
-        query,
-        extra_body,
+        None => None,
     })
 }
 
-/// `h` with its name lowercased, to compare header names.
-fn lower(h: &KeyHeader) -> KeyHeader {
-    match h {
-        KeyHeader::Bearer => KeyHeader::Bearer,
-        KeyHeader::Named(n) => KeyHeader::Named(n.to_ascii_lowercase()),
+/// `base_url` (returned without its trailing `/`), `model` and `api_key_env`, checked.
+fn endpoint_keys(decl: &AgentDecl, r: &Refuse<'_>) -> anyhow::Result<String> {
+    let base_url = decl.base_url.get_ref().trim_end_matches('/').to_string();
+    let url_ok = reqwest::Url::parse(&base_url)
+        .map(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
+        .unwrap_or(false);
+    if !url_ok {
+        return Err(r(
+            decl.base_url.span().start,
+            format!(
+                "base_url {:?} is not an http(s) URL; write the URL as for your server, e.g. base_url = \"http://127.0.0.1:8080/v1\"",
+                decl.base_url.get_ref()
+            ),
+        ));
     }
-}
-
-/// A positive number of seconds under `key`, or `default`.
-fn secs(
-    v: &Option<Spanned<f64>>,
-    key: &str,
-    default: f64,
-    r: &Refuse<'_>,
-) -> anyhow::Result<Duration> {
-    match v {
-        Some(s) if !(s.get_ref().is_finite() && *s.get_ref() > 0.0) => Err(r(
-            s.span().start,
-            format!("{key} must be a positive number of seconds (default {default})"),
-        )),
-        Some(s) => Ok(Duration::from_secs_f64(*s.get_ref())),
-        None => Ok(Duration::from_secs_f64(default)),
+    if decl.model.get_ref().trim().is_empty() {
+        return Err(r(
+            decl.model.span().start,
+            "model is empty; write the model name the endpoint serves, e.g. model = \"gpt-4o-mini\"".into(),
+        ));
     }
+    if let Some(env) = &decl.api_key_env {
+        let ok = !env.get_ref().is_empty()
+            && env
+                .get_ref()
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !ok {
+            return Err(r(
+                env.span().start,
+                "api_key_env names the environment variable that holds the key (e.g. api_key_env = \"OPENAI_API_KEY\"), never the key itself".into(),
+            ));
+        }
+    }
+    Ok(base_url)
 }
 
 impl AgentConfig {
@@ -390,38 +303,7 @@ impl AgentConfig {
             )
         })?;
         let r = |at: usize, msg: String| refuse(source, text, at, msg);
-        let base_url = decl.base_url.get_ref().trim_end_matches('/').to_string();
-        let url_ok = reqwest::Url::parse(&base_url)
-            .map(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
-            .unwrap_or(false);
-        if !url_ok {
-            return Err(r(
-                decl.base_url.span().start,
-                format!(
-                    "base_url {:?} is not an http(s) URL; write the URL as for your server, e.g. base_url = \"http://127.0.0.1:8080/v1\"",
-                    decl.base_url.get_ref()
-                ),
-            ));
-        }
-        if decl.model.get_ref().trim().is_empty() {
-            return Err(r(
-                decl.model.span().start,
-                "model is empty; write the model name the endpoint serves, e.g. model = \"gpt-4o-mini\"".into(),
-            ));
-        }
-        if let Some(env) = &decl.api_key_env {
-            let ok = !env.get_ref().is_empty()
-                && env
-                    .get_ref()
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_');
-            if !ok {
-                return Err(r(
-                    env.span().start,
-                    "api_key_env names the environment variable that holds the key (e.g. api_key_env = \"OPENAI_API_KEY\"), never the key itself".into(),
-                ));
-            }
-        }
+        let base_url = endpoint_keys(&decl, &r)?;
         let wire = wire_keys(&decl, &r)?;
         let positive = |v: &Option<Spanned<i64>>, key: &str, default: i64| match v {
             Some(s) if *s.get_ref() < 1 => Err(r(
@@ -470,24 +352,7 @@ impl AgentConfig {
             defaults::REQUEST_TIMEOUT_SECS,
             &r,
         )?;
-        let prices = match &decl.prices {
-            Some(p) => {
-                let v = p.get_ref();
-                let all = [Some(v.input), v.cached_input, Some(v.output)];
-                if all.iter().flatten().any(|x| !x.is_finite() || *x < 0.0) {
-                    return Err(r(
-                        p.span().start,
-                        "prices are US dollars per million tokens and cannot be negative: [prices] input = 0.15, output = 0.6, cached_input = 0.075 (optional)".into(),
-                    ));
-                }
-                Some(Prices {
-                    input: v.input,
-                    cached_input: v.cached_input.unwrap_or(v.input),
-                    output: v.output,
-                })
-            }
-            None => None,
-        };
+        let prices = prices(&decl, &r)?;
         let stem = source
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())

@@ -67,7 +67,7 @@ mod tests {
         )
         .unwrap();
         let t = Tool::new("grep", "Search files", Arc::new(schema.clone()));
-        let f = function_tools(&[t.clone()], &ToolNames::new(["grep"]));
+        let f = function_tools(&[t], &ToolNames::new(["grep"]));
         assert_eq!(
             f[0],
             json!({"type": "function", "function": {"name": "grep", "description": "Search files", "parameters": Value::Object(schema)}})
