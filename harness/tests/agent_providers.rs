@@ -359,3 +359,55 @@ fn the_cost_cap_starts_no_new_pair_once_reached() {
     assert!(e.contains("--max-cost-usd 0.0001 reached"), "{e}");
     assert!(e.contains("run cost $0.0002 of $0.0001"), "{e}");
 }
+
+#[test]
+fn replies_cut_at_the_length_limit_or_filtered_are_not_scored() {
+    let s = setup();
+    let ds = s.write_dataset(&[instance("acme__shop-1", &s.commit)]);
+    let ending = |finish: &'static str, content: &'static str| {
+        move |_: usize, _: &Value| {
+            let body = serde_json::json!({"choices": [{"index": 0, "finish_reason": finish,
+                "message": {"role": "assistant", "content": content}}],
+                "usage": {"prompt_tokens": 100, "completion_tokens": 10}});
+            Reply::Http(200, Vec::new(), body.to_string())
+        }
+    };
+    let cases = [
+        (
+            "cut",
+            endpoint::start(ending(
+                "length",
+                "shop/store.py:Store.total_price\nshop/rep",
+            )),
+            "truncated",
+            "1",
+        ),
+        (
+            "filtered",
+            endpoint::start(ending("content_filter", "shop/store.py")),
+            "content_filter",
+            "1",
+        ),
+        // A reasoning model that spent its completion thinking: one reminder, then cut.
+        (
+            "thinking",
+            endpoint::start(ending("length", "")),
+            "truncated",
+            "2",
+        ),
+    ];
+    for (out, ep, stop, turns) in cases {
+        let agent = endpoint::agent_file(s.work.path(), &ep.base_url, "");
+        let o = s.run(
+            &ds,
+            out,
+            &["--variants", "text", "--agent", agent.to_str().unwrap()],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let rows = read_csv(&s.work.path().join(out).join("instances.csv"));
+        assert_eq!(rows[0]["stop_reason"], stop, "{out}");
+        assert_eq!(rows[0]["llm_turns"], turns, "{out}");
+        assert_eq!(rows[0]["status"], "ok", "{out}");
+        assert_eq!(rows[0]["pred_files"], "", "{out}: not scored as an answer");
+    }
+}
