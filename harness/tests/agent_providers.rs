@@ -229,6 +229,20 @@ fn a_wrong_key_stops_the_run_before_any_row() {
     assert!(rows(work.path(), "wrong-key").is_empty());
     assert_eq!(ep.requests.lock().unwrap().len(), 1, "the pre-flight only");
 
+    // Gemini answers a wrong key with 400 in its own words: the same stop.
+    let gemini = providers::start("gemini");
+    let (agent, _) = copy_with_base_url("gemini", &gemini.base_url, "", work.path());
+    let env = [("GEMINI_API_KEY".to_string(), "wrong".to_string())];
+    let o = run_mini(work.path(), "gemini-wrong-key", &agent, &env, &[]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(
+        e.contains("HTTP 400") && e.contains("API key not valid"),
+        "{e}"
+    );
+    assert!(e.contains("fix api_key_env"), "{e}");
+    assert!(rows(work.path(), "gemini-wrong-key").is_empty());
+
     // A file that would send a temperature to a reasoning model is refused when read.
     let (agent, _) = copy_with_base_url("openai", &ep.base_url, "temperature = 0", work.path());
     let env = [("OPENAI_API_KEY".to_string(), GOOD_KEY.to_string())];

@@ -29,8 +29,9 @@ pub const FATAL_STATUSES: [u16; 4] = [400, 401, 403, 404];
 /// with `message`.
 pub fn key_to_fix(cfg: &AgentConfig, status: u16, message: &str) -> String {
     let m = message.to_ascii_lowercase();
+    let key_words = m.contains("api key") || m.contains("api_key") || m.contains("x-api-key");
     let key = match status {
-        401 | 403 => match &cfg.key_header {
+        _ if status == 401 || status == 403 || key_words => match &cfg.key_header {
             KeyHeader::Bearer => "api_key_env (the key in that variable)".to_string(),
             KeyHeader::Named(h) => {
                 format!("api_key_env (the key in that variable) or key_header (now {h})")
@@ -172,6 +173,10 @@ mod tests {
         .unwrap();
         let k = |s, m| key_to_fix(&cfg, s, m);
         assert!(k(401, "Incorrect API key provided").starts_with("api_key_env"));
+        // Gemini answers a wrong key with 400.
+        assert!(
+            k(400, "API key not valid. Please pass a valid API key.").starts_with("api_key_env")
+        );
         assert!(k(404, "The model `o9` does not exist").starts_with("model"));
         assert!(k(404, "Not Found").starts_with("base_url"));
         assert!(
