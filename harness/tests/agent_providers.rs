@@ -425,3 +425,74 @@ fn replies_cut_at_the_length_limit_or_filtered_are_not_scored() {
         assert_eq!(rows[0]["pred_files"], "", "{out}: not scored as an answer");
     }
 }
+
+/// A declared server's tool names outside `^[A-Za-z0-9_-]{1,64}$` are offered under
+/// safe names (OpenAI's endpoint refuses the request otherwise) and mapped back when
+/// the model calls them.
+#[test]
+fn tool_names_endpoints_refuse_are_mapped_both_ways() {
+    let s = setup();
+    let ds = s.write_dataset(&[instance("acme__shop-1", &s.commit)]);
+    let server =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dotted_tools_server.py");
+    let decl = s.work.path().join("dotted.toml");
+    std::fs::write(
+        &decl,
+        format!(
+            "name = \"dotted\"\nabout = \"tool names with dots and slashes\"\n\n[server]\ncommand = \"python3\"\nargs = [\"{}\"]\n\n[[step]]\ntool = \"code.search\"\nargs = {{ q = \"x\" }}\nextract = {{ items = \"/matches/*\", path = \"/path\", line = \"/line\" }}\n",
+            server.display()
+        ),
+    )
+    .unwrap();
+    // OpenAI's rules, and a model that calls whatever the first tool offered is.
+    let ep = endpoint::start_req(|r| {
+        if let Some(refusal) = providers::enforce("generic", r) {
+            return refusal;
+        }
+        if is_probe(&r.body) || endpoint::turns_so_far(&r.body) > 0 {
+            return Reply::answer("shop/store.py:Store.total_price");
+        }
+        let first = r.body["tools"][0]["function"]["name"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        Reply::calls(&[(first.as_str(), r#"{"q": "total"}"#)])
+    });
+    let agent = endpoint::agent_file(s.work.path(), &ep.base_url, "");
+    let o = s.run(
+        &ds,
+        "dotted",
+        &[
+            "--variants",
+            decl.to_str().unwrap(),
+            "--agent",
+            agent.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = read_csv(&s.work.path().join("dotted/instances.csv"));
+    assert_eq!(rows[0]["status"], "ok", "{:?}", rows[0]);
+    let reqs = ep.requests.lock().unwrap();
+    let turn = reqs.iter().find(|b| !is_probe(b)).unwrap();
+    let offered: Vec<&str> = turn["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(offered, ["code_search", "files_read"]);
+    // The model called code_search; the server was asked for code.search.
+    let calls = read_csv(&s.work.path().join("dotted/calls.csv"));
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(calls[0]["tool"], "code.search");
+    let result = reqs.last().unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(result.contains("\"tool\": \"code.search\""), "{result}");
+}
