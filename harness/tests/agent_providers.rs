@@ -2,7 +2,8 @@
 //! rules (`common/providers.rs`): the real `navbench` binary on the embedded `mini`
 //! dataset, each file as shipped but for its `base_url`, which points at the test's
 //! endpoint. Also: a wrong key stopping the run before any row, the same refusal three
-//! times in a row stopping it, and the cost cap.
+//! times in a row stopping it, the cost cap, replies cut or filtered, and tool names
+//! the endpoints refuse mapped both ways.
 //!
 //! Needs every binary built (`cargo test --workspace` does it).
 
