@@ -187,11 +187,13 @@ pub struct RunArgs {
     /// record it otherwise; a rerun replays the run without the endpoint.
     #[arg(long, value_name = "DIR", requires = "agent")]
     pub llm_cache: Option<PathBuf>,
-    /// An external agent plays every variant: this shell command runs per instance ×
+    /// An external agent plays every variant: a named command (`claude-code`, `codex`,
+    /// `gemini-cli`: agents/NAME.cmd.toml, a CLI sealed to the variant's tools, its JSON
+    /// report read; docs/cli-agents.md), or a shell command template run per instance ×
     /// variant with {prompt_file}, {mcp_config}, {mcp_url}, {root}, … filled in, its
     /// tools behind a recording proxy, its answer read from stdout (README: "External
     /// agents").
-    #[arg(long, value_name = "TEMPLATE", conflicts_with = "agent")]
+    #[arg(long, value_name = "NAME|TEMPLATE", conflicts_with = "agent")]
     pub agent_cmd: Option<String>,
     /// With --agent-cmd: seconds the command may run before it is killed with
     /// everything it started (the row is then an error).
@@ -446,7 +448,7 @@ async fn run_command(a: RunArgs) -> anyhow::Result<i32> {
         (_, Some(template)) => {
             let timeout = positive_secs("--agent-timeout", a.agent_timeout)?;
             pipeline::Policy::Command(std::sync::Arc::new(
-                crate::policy::agent_cmd::AgentCommand::new(template, timeout)?,
+                crate::policy::agent_cmd::named::resolve(template, timeout)?,
             ))
         }
         (Some(spec), None) => {

@@ -1,12 +1,14 @@
 //! The columns an agent's row adds to `instances.csv` ([`COLUMNS`]): turns, tokens as
 //! the endpoint counted them (or estimated, and marked so), the model's time beside the
 //! tools', the cost when the agent file gives prices, and why the conversation ended.
-//! A scripted policy's row leaves them empty.
+//! `usage_source` says whose account they are: the endpoint's (the built-in loop) or an
+//! external CLI's own report (`--agent-cmd NAME`). A scripted policy's row leaves them
+//! empty.
 
-use crate::policy::agent::{AgentStats, StopReason};
+use crate::policy::agent::{AgentStats, StopReason, UsageSource};
 
 /// The agent columns, in file order.
-pub const COLUMNS: [&str; 8] = [
+pub const COLUMNS: [&str; 9] = [
     "llm_turns",
     "prompt_tokens",
     "cached_tokens",
@@ -15,6 +17,7 @@ pub const COLUMNS: [&str; 8] = [
     "llm_ms",
     "cost_usd",
     "stop_reason",
+    "usage_source",
 ];
 
 /// The cells of `stats` (all empty for a scripted row).
@@ -31,6 +34,7 @@ pub fn cells(stats: Option<&AgentStats>) -> Vec<String> {
         format!("{:.3}", s.llm_ms),
         s.cost_usd.map_or(String::new(), |c| format!("{c:.6}")),
         s.stop_reason.as_str().to_string(),
+        s.usage_source.as_str().to_string(),
     ]
 }
 
@@ -49,6 +53,7 @@ pub fn read(get: impl Fn(&str) -> String) -> Option<AgentStats> {
         cache_hits: 0,
         cost_usd: get("cost_usd").parse().ok(),
         stop_reason,
+        usage_source: UsageSource::parse(&get("usage_source")),
     })
 }
 
@@ -68,6 +73,7 @@ mod tests {
             cache_hits: 0,
             cost_usd: Some(0.000161),
             stop_reason: StopReason::MaxTurns,
+            usage_source: UsageSource::Cli,
         };
         let c = cells(Some(&s));
         let get = |name: &str| {
