@@ -31,7 +31,8 @@ use common::cli_model::{self, Model, Turn, USAGE};
 use common::navbench;
 use common::repo::read_csv;
 
-const IGNORE: &str = "needs Claude Code, Codex CLI and Gemini CLI: agents/cli-agents.sh install (.ci/run does)";
+const IGNORE: &str =
+    "needs Claude Code, Codex CLI and Gemini CLI: agents/cli-agents.sh install (.ci/run does)";
 const ANSWER: &str = "shopkeep/models/money.py:Money.allocate";
 
 /// One CLI under test.
@@ -88,7 +89,10 @@ const GEMINI: Cli = Cli {
     name: "gemini-cli",
     exe: "gemini",
     mcp: |t| format!("mcp_navbench_{t}"),
-    builtin: ("read_file", |pair| json!({"file_path": pair.join("prompt.md")})),
+    builtin: (
+        "read_file",
+        |pair| json!({"file_path": pair.join("prompt.md")}),
+    ),
     env: |url| {
         vec![
             ("GOOGLE_GEMINI_BASE_URL", url.to_string()),
@@ -103,7 +107,11 @@ const GEMINI: Cli = Cli {
 /// missing (these tests run only when asked for).
 fn cli_path(cli: &Cli) -> String {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../agents/cli-agents.sh");
-    let out = Command::new("bash").arg(script).arg("path").output().unwrap();
+    let out = Command::new("bash")
+        .arg(script)
+        .arg("path")
+        .output()
+        .unwrap();
     let dirs = String::from_utf8(out.stdout).unwrap().trim().to_string();
     assert!(
         std::env::split_paths(&dirs).any(|d| d.join(cli.exe).is_file()),
@@ -114,16 +122,20 @@ fn cli_path(cli: &Cli) -> String {
 }
 
 /// The scripted model: the variant's MCP tool, then the CLI's own tool, then the answer.
+/// When no MCP tool is offered (Claude Code unsealed hides them behind ToolSearch), the
+/// CLI's own tool comes first.
 fn script(cli: &'static Cli, pair: PathBuf) -> Model {
     cli_model::start(move |req| {
-        let mcp_tool = cli_model::offered(req, "grep")
-            .or_else(|| cli_model::offered(req, "search_entities"));
+        let mcp_tool =
+            cli_model::offered(req, "grep").or_else(|| cli_model::offered(req, "search_entities"));
+        let builtin = || Turn::Call(cli.builtin.0.to_string(), (cli.builtin.1)(&pair));
         match (req.results, mcp_tool) {
             (0, Some(t)) if t.ends_with("grep") => {
                 Turn::Call(t, json!({"pattern": "def allocate"}))
             }
             (0, Some(t)) => Turn::Call(t, json!({"query": ["allocate"]})),
-            (1, _) => Turn::Call(cli.builtin.0.to_string(), (cli.builtin.1)(&pair)),
+            (0, None) => builtin(),
+            (1, Some(_)) => builtin(),
             _ => Turn::Answer(ANSWER.to_string()),
         }
     })
@@ -133,22 +145,26 @@ fn script(cli: &'static Cli, pair: PathBuf) -> Model {
 fn run(cli: &Cli, model: &Model, work: &Path, variants: &str, agent_cmd: &str) -> PathBuf {
     let out = work.join("out");
     let mut cmd = navbench();
-    cmd.args(["run", "--dataset", "mini", "--limit", "1", "--variants", variants])
-        .arg("--cache")
-        .arg(work.join("cache"))
-        .arg("--out")
-        .arg(&out)
-        .args(["--agent-cmd", agent_cmd, "--agent-timeout", "300"])
-        .env("PATH", cli_path(cli));
+    cmd.args([
+        "run",
+        "--dataset",
+        "mini",
+        "--limit",
+        "1",
+        "--variants",
+        variants,
+    ])
+    .arg("--cache")
+    .arg(work.join("cache"))
+    .arg("--out")
+    .arg(&out)
+    .args(["--agent-cmd", agent_cmd, "--agent-timeout", "300"])
+    .env("PATH", cli_path(cli));
     for (k, v) in (cli.env)(&model.base_url) {
         cmd.env(k, v);
     }
     let o = cmd.output().unwrap();
-    assert!(
-        o.status.success(),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     out
 }
 
@@ -174,12 +190,17 @@ fn variant_tools(pair: &Path) -> Vec<String> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|t| t.as_str().unwrap().trim_start_matches("mcp_navbench_").to_string())
+        .map(|t| {
+            t.as_str()
+                .unwrap()
+                .trim_start_matches("mcp_navbench_")
+                .to_string()
+        })
         .collect()
 }
 
-/// The pair's `calls.csv` rows after the variant's setup: (tool, args).
-fn agent_calls(out: &Path, row: &HashMap<String, String>) -> Vec<(String, Value)> {
+/// The pair's `calls.csv` rows after the variant's setup: (tool, args, latency ms).
+fn agent_calls(out: &Path, row: &HashMap<String, String>) -> Vec<(String, Value, f64)> {
     let mut calls: Vec<_> = read_csv(&out.join("calls.csv"))
         .into_iter()
         .filter(|c| c["instance_id"] == row["instance_id"] && c["variant"] == row["variant"])
@@ -188,22 +209,28 @@ fn agent_calls(out: &Path, row: &HashMap<String, String>) -> Vec<(String, Value)
     calls
         .iter()
         .filter(|c| c["tool"] != "init_repository")
-        .map(|c| (c["tool"].clone(), serde_json::from_str(&c["args"]).unwrap()))
+        .map(|c| {
+            let args = serde_json::from_str(&c["args"]).unwrap();
+            (c["tool"].clone(), args, c["latency_ms"].parse().unwrap())
+        })
         .collect()
 }
 
 fn num(row: &HashMap<String, String>, col: &str) -> f64 {
-    row[col].parse().unwrap_or_else(|_| panic!("{col}: {row:?}"))
+    row[col]
+        .parse()
+        .unwrap_or_else(|_| panic!("{col}: {row:?}"))
 }
 
-/// What a pair cost: the command's time, the model's, the tools'.
+/// What a pair cost: the command's time, the model's, the tools' (the agent's calls;
+/// the variant's setup ran before the command).
 fn timing(out: &Path, row: &HashMap<String, String>, model_ms: f64) -> String {
     let meta: Value = serde_json::from_str(
         &std::fs::read_to_string(pair_dir(out, row).join("command.json")).unwrap(),
     )
     .unwrap();
     let cmd_ms = meta["elapsed_ms"].as_f64().unwrap();
-    let tool_ms = num(row, "tool_ms");
+    let tool_ms: f64 = agent_calls(out, row).iter().map(|c| c.2).sum();
     format!(
         "command {cmd_ms:.0} ms = model {model_ms:.0} ms + tools {tool_ms:.0} ms + CLI/proxy {:.0} ms",
         cmd_ms - model_ms - tool_ms
@@ -221,7 +248,12 @@ fn sealed(cli: &'static Cli) {
     let turns = model.turns();
     let offered = |t: &cli_model::Request| t.tools.iter().cloned().collect::<BTreeSet<String>>();
     // Three turns per pair: the MCP call, the refused built-in call, the answer.
-    assert_eq!(turns.len(), 6, "{:?}", turns.iter().map(offered).collect::<Vec<_>>());
+    assert_eq!(
+        turns.len(),
+        6,
+        "{:?}",
+        turns.iter().map(offered).collect::<Vec<_>>()
+    );
     for row in &rows {
         let pair = pair_dir(&out, row);
         let report = std::fs::read_to_string(pair.join("report.json")).unwrap();
@@ -245,12 +277,15 @@ fn sealed(cli: &'static Cli) {
         // calls.csv: exactly the MCP call the model made; the built-in one never ran.
         let made = agent_calls(&out, row);
         assert_eq!(made.len(), 1, "{made:?}");
-        let (tool, args) = made[0].clone();
+        let (tool, args, _) = made[0].clone();
         let scripted = match tool.as_str() {
             "grep" => json!({"pattern": "def allocate"}),
             _ => json!({"query": ["allocate"]}),
         };
-        assert!(["grep", "search_entities"].contains(&tool.as_str()), "{made:?}");
+        assert!(
+            ["grep", "search_entities"].contains(&tool.as_str()),
+            "{made:?}"
+        );
         assert_eq!(args, scripted, "{made:?}");
         let r: Value = serde_json::from_str(&report).unwrap();
         let refused: Vec<_> = r["tools"]
@@ -271,14 +306,28 @@ fn sealed(cli: &'static Cli) {
         };
         assert_eq!(row["usage_source"], "cli", "{row:?}");
         assert_eq!(row["stop_reason"], "answered", "{row:?}");
-        assert_eq!(num(row, "prompt_tokens"), (3 * per_prompt) as f64, "{row:?}");
-        assert_eq!(num(row, "cached_tokens"), (3 * USAGE.cached) as f64, "{row:?}");
-        assert_eq!(num(row, "completion_tokens"), (3 * USAGE.completion) as f64, "{row:?}");
+        assert_eq!(
+            num(row, "prompt_tokens"),
+            (3 * per_prompt) as f64,
+            "{row:?}"
+        );
+        assert_eq!(
+            num(row, "cached_tokens"),
+            (3 * USAGE.cached) as f64,
+            "{row:?}"
+        );
+        assert_eq!(
+            num(row, "completion_tokens"),
+            (3 * USAGE.completion) as f64,
+            "{row:?}"
+        );
         if cli.name != "codex" {
             assert_eq!(num(row, "llm_turns"), 3.0, "{row:?}");
         }
         if cli.name == "claude-code" {
-            assert_eq!(Some(num(row, "cost_usd")), r["cost_usd"].as_f64(), "{row:?}");
+            // As Claude Code reported it (the column keeps 6 decimals).
+            let reported = r["cost_usd"].as_f64().unwrap();
+            assert!((num(row, "cost_usd") - reported).abs() < 1e-6, "{row:?}");
             assert!(num(row, "cost_usd") > 0.0);
         }
         eprintln!(
@@ -312,10 +361,7 @@ fn unsealed(cli: &'static Cli, template: &str, report: &str) {
         .unwrap_or_default();
     eprintln!("{} unsealed × text: offered {offered:?}", cli.name);
     assert_eq!(row["status"], "error", "{row:?}");
-    assert!(
-        row["error"].starts_with("agent_used_own_tools"),
-        "{row:?}"
-    );
+    assert!(row["error"].starts_with("agent_used_own_tools"), "{row:?}");
     let named = match cli.name {
         "codex" => "command_execution",
         _ => cli.builtin.0,

@@ -208,7 +208,10 @@ mod tests {
         assert!(!is_named("./agent.sh"));
         assert!(!is_named("run {prompt_file}"));
         let e = resolve("no-such-agent-xyz", T).unwrap_err().to_string();
-        assert!(e.contains("claude-code") && e.contains("raw command template"), "{e}");
+        assert!(
+            e.contains("claude-code") && e.contains("raw command template"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -223,7 +226,13 @@ mod tests {
         let cmd = resolve(p.to_str().unwrap(), T).unwrap();
         assert_eq!(cmd.name.as_deref(), Some("mine"));
         assert_eq!(cmd.report, ReportFormat::CodexJson);
-        let env = cmd.fill_env(|n| if n == "dir" { "/a b".into() } else { String::new() });
+        let env = cmd.fill_env(|n| {
+            if n == "dir" {
+                "/a b".into()
+            } else {
+                String::new()
+            }
+        });
         assert_eq!(env, vec![("X".to_string(), "/a b/home".to_string())]);
 
         std::fs::write(&p, "template = 'x {nope}'\n").unwrap();
@@ -234,11 +243,20 @@ mod tests {
         assert!(e.contains("colour"), "{e}");
         std::fs::write(&p, "template = 'x'\nprogram = 'no-such-cli-xyz'\n").unwrap();
         let e = resolve(p.to_str().unwrap(), T).unwrap_err().to_string();
-        assert!(e.contains("not on PATH") && e.contains("cli-agents.sh"), "{e}");
-        std::fs::write(&p, "template = 'x'\nneeds_env = ['NAVBENCH_NO_SUCH_A|NAVBENCH_NO_SUCH_B']\n")
-            .unwrap();
+        assert!(
+            e.contains("not on PATH") && e.contains("cli-agents.sh"),
+            "{e}"
+        );
+        std::fs::write(
+            &p,
+            "template = 'x'\nneeds_env = ['NAVBENCH_NO_SUCH_A|NAVBENCH_NO_SUCH_B']\n",
+        )
+        .unwrap();
         let e = resolve(p.to_str().unwrap(), T).unwrap_err().to_string();
-        assert!(e.contains("NAVBENCH_NO_SUCH_A or NAVBENCH_NO_SUCH_B"), "{e}");
+        assert!(
+            e.contains("NAVBENCH_NO_SUCH_A or NAVBENCH_NO_SUCH_B"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -246,7 +264,10 @@ mod tests {
         for name in ["claude-code", "codex", "gemini-cli"] {
             let p = locate(name).unwrap();
             let loaded = load(&p, T).unwrap();
-            assert!(loaded.description.is_some() && loaded.program.is_some(), "{name}");
+            assert!(
+                loaded.description.is_some() && loaded.program.is_some(),
+                "{name}"
+            );
             let cmd = loaded.cmd;
             assert_ne!(cmd.report, ReportFormat::Text, "{name}");
             assert!(!cmd.env.is_empty(), "{name}");

@@ -120,8 +120,8 @@ fn claude(stdout: &str) -> anyhow::Result<Report> {
                     }
                     let text = block["content"].to_string();
                     // Claude Code's refusal of a tool it does not offer (or may not run).
-                    let refused = text.contains("No such tool available")
-                        || text.contains("haven't granted");
+                    let refused =
+                        text.contains("No such tool available") || text.contains("haven't granted");
                     if let Some((_, i)) = by_id.iter().find(|(id, _)| block["tool_use_id"] == *id)
                         && refused
                     {
@@ -160,7 +160,11 @@ fn claude(stdout: &str) -> anyhow::Result<Report> {
     if r.stats.stop_reason == StopReason::LlmError {
         r.failure = Some(format!(
             "Claude Code ended with {} ({}): {}",
-            if subtype.is_empty() { "no subtype" } else { subtype },
+            if subtype.is_empty() {
+                "no subtype"
+            } else {
+                subtype
+            },
             res["api_error_status"],
             r.answer.chars().take(300).collect::<String>()
         ));
@@ -232,9 +236,7 @@ fn codex(stdout: &str) -> anyhow::Result<Report> {
         }
     }
     if !turns_seen && r.failure.is_none() {
-        anyhow::bail!(
-            "Codex's output has no turn.completed event (expected `codex exec --json`)"
-        );
+        anyhow::bail!("Codex's output has no turn.completed event (expected `codex exec --json`)");
     }
     r.stats.stop_reason = if completed && r.failure.is_none() {
         StopReason::Answered
@@ -267,7 +269,11 @@ fn gemini(stdout: &str) -> anyhow::Result<Report> {
         r.stats.completion_tokens += u64_at(tok, "candidates") + u64_at(tok, "thoughts");
     }
     let prefix = format!("mcp_{SERVER_NAME}_");
-    for (name, t) in v["stats"]["tools"]["byName"].as_object().into_iter().flatten() {
+    for (name, t) in v["stats"]["tools"]["byName"]
+        .as_object()
+        .into_iter()
+        .flatten()
+    {
         r.tools.push(ToolUse {
             name: name.clone(),
             server_tool: name.strip_prefix(&prefix).map(String::from),
@@ -313,8 +319,14 @@ mod tests {
             .unwrap();
         assert_eq!(r.answer, "a.py:f");
         let s = &r.stats;
-        assert_eq!((s.llm_turns, s.prompt_tokens, s.cached_tokens), (4, 220, 14));
-        assert_eq!((s.completion_tokens, s.llm_ms, s.cost_usd), (20, 135.0, Some(0.0012)));
+        assert_eq!(
+            (s.llm_turns, s.prompt_tokens, s.cached_tokens),
+            (4, 220, 14)
+        );
+        assert_eq!(
+            (s.completion_tokens, s.llm_ms, s.cost_usd),
+            (20, 135.0, Some(0.0012))
+        );
         assert_eq!(
             (s.stop_reason, s.usage_source),
             (StopReason::Answered, UsageSource::Cli)
@@ -373,7 +385,10 @@ mod tests {
         let r = parse(ReportFormat::GeminiJson, out).unwrap().unwrap();
         assert_eq!(r.answer, "a.py:f");
         let s = &r.stats;
-        assert_eq!((s.llm_turns, s.prompt_tokens, s.cached_tokens), (2, 200, 14));
+        assert_eq!(
+            (s.llm_turns, s.prompt_tokens, s.cached_tokens),
+            (2, 200, 14)
+        );
         assert_eq!((s.completion_tokens, s.llm_ms), (23, 120.0));
         assert_eq!(own_tools(&r), vec!["read_file".to_string()]);
         let err = r#"{"session_id":"s","error":{"type":"Error","message":"Invalid auth method selected.","code":41}}"#;
