@@ -28,7 +28,13 @@ CLIS=(
 prefix() { echo "$root/$1-$3"; }
 
 install() {
-  command -v npm >/dev/null || { echo "cli-agents: npm is missing; install node and npm (Debian: apt-get install nodejs npm)" >&2; exit 1; }
+  command -v npm >/dev/null || { echo "cli-agents: npm is missing; install node >= 20 and npm" >&2; exit 1; }
+  local major
+  major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+  if (( major < 20 )); then
+    echo "cli-agents: node $(node --version 2>/dev/null || echo '(none)') is too old: Gemini CLI needs node >= 20 (Claude Code and Codex ship native binaries)" >&2
+    exit 1
+  fi
   local line name pkg version exe dir t0
   for line in "${CLIS[@]}"; do
     read -r name pkg version exe <<<"$line"

@@ -44,7 +44,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde_json::json;
 
-pub use template::AgentCommand;
+pub use template::{AgentCommand, ReportFormat};
 
 use crate::data::dataset::Locations;
 use crate::policy::agent::{AgentStats, answer};
@@ -172,7 +172,11 @@ async fn run_command(
         .map(|(n, _)| (env_name(n), value(n)))
         .collect();
     env.extend(cmd.fill_env(value));
-    let done = process::run(&line, dir, &env, cmd.timeout).await;
+    let limit = match cmd.report {
+        ReportFormat::Text => process::STDOUT_LIMIT,
+        _ => process::REPORT_STDOUT_LIMIT,
+    };
+    let done = process::run(&line, dir, &env, cmd.timeout, limit).await;
     keep_output(dir, &line, &done);
     let stderr = crate::session::mcp_client::stderr_suffix(&done.stderr);
     match &done.ended {
@@ -198,6 +202,13 @@ async fn run_command(
             )
         }
         Ended::Exited(_) => {}
+    }
+    if done.stdout_cut && cmd.report != ReportFormat::Text {
+        anyhow::bail!(
+            "the agent's report outgrew {} MiB and its start was cut: the tools it ran first cannot be checked; its end is in {}",
+            process::REPORT_STDOUT_LIMIT >> 20,
+            dir.display()
+        );
     }
     let text = match read_report(cmd, dir, &done)? {
         Some(r) => {
