@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the agent CLIs that agents/*.cmd.toml run (`navbench run --agent-cmd NAME`),
+# Installs the agent CLIs that agents/cmd/*.toml run (`navbench run --agent-cmd NAME`),
 # from npm, at the versions the named commands and the tests were written against:
 #
 #   agents/cli-agents.sh install      # once: each CLI in a prefix of its own under the cache

@@ -188,7 +188,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR", requires = "agent")]
     pub llm_cache: Option<PathBuf>,
     /// An external agent plays every variant: a named command (`claude-code`, `codex`,
-    /// `gemini-cli`: agents/NAME.cmd.toml, a CLI sealed to the variant's tools, its JSON
+    /// `gemini-cli`: agents/cmd/NAME.toml, a CLI sealed to the variant's tools, its JSON
     /// report read; docs/cli-agents.md), or a shell command template run per instance ×
     /// variant with {prompt_file}, {mcp_config}, {mcp_url}, {root}, … filled in, its
     /// tools behind a recording proxy, its answer read from stdout (README: "External

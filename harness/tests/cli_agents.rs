@@ -37,7 +37,7 @@ const ANSWER: &str = "shopkeep/models/money.py:Money.allocate";
 
 /// One CLI under test.
 struct Cli {
-    /// The named command (`agents/NAME.cmd.toml`).
+    /// The named command (`agents/cmd/NAME.toml`).
     name: &'static str,
     exe: &'static str,
     /// How the CLI names a tool of the `navbench` server.
@@ -345,7 +345,7 @@ fn sealed(cli: &'static Cli) {
 fn unsealed(cli: &'static Cli, template: &str, report: &str) {
     let work = tempfile::tempdir().unwrap();
     let model = script(cli, text_pair(work.path()));
-    let file = work.path().join(format!("{}-unsealed.cmd.toml", cli.name));
+    let file = work.path().join(format!("{}-unsealed.toml", cli.name));
     std::fs::write(
         &file,
         format!("report = '{report}'\ntemplate = '''{template}'''\n[env]\nCLAUDE_CONFIG_DIR = '{{dir}}/claude-home'\nCODEX_HOME = '{{dir}}/codex-home'\nGEMINI_CLI_HOME = '{{dir}}/gemini-home'\nHOME = '{{dir}}/gemini-home'\n"),

@@ -13,7 +13,7 @@
 //! 4. the proxy stops, its records become the pair's `calls.csv` rows, and the
 //!    command's stdout is read: for a raw template, as the built-in agent's answer is
 //!    ([`crate::policy::agent::answer`]): locations one per line; none is
-//!    `answer_unparsed`. For a named command ([`named`]: `agents/NAME.cmd.toml`, an
+//!    `answer_unparsed`. For a named command ([`named`]: `agents/cmd/NAME.toml`, an
 //!    agent CLI sealed to the variant's tools), as the CLI's JSON report
 //!    ([`report`]): its final message goes to the same parser, its turns, tokens and
 //!    cost become the row's agent columns (`usage_source = cli`), and a tool it ran

@@ -1,5 +1,7 @@
-//! Named agent commands: `--agent-cmd NAME` reads `agents/NAME.cmd.toml` (or a path
-//! ending in `.cmd.toml`), a sealed invocation of an agent CLI ([`resolve`]).
+//! Named agent commands: `--agent-cmd NAME` reads `agents/cmd/NAME.toml` (or a path to
+//! a `.toml` file), a sealed invocation of an agent CLI ([`resolve`]). They live in a
+//! directory of their own so `--agent NAME` (`agents/NAME.toml`, the built-in loop's
+//! agent files) never mistakes one for an agent file.
 //!
 //! A command file holds:
 //! - `template`: the command line, with the placeholders of a raw template
@@ -41,13 +43,18 @@ struct CommandFile {
     env: BTreeMap<String, String>,
 }
 
-/// The suffix that marks a command file.
-pub const SUFFIX: &str = ".cmd.toml";
+/// The suffix of a command file.
+pub const SUFFIX: &str = ".toml";
+
+/// The directory of the named commands: `cmd/` under the agents directory.
+pub fn commands_dir() -> PathBuf {
+    agents_dir().join("cmd")
+}
 
 /// True when `spec` names a command file rather than being a raw template: a bare
-/// name (letters, digits, `-`, `_`, `.`) or a path ending in [`SUFFIX`].
+/// name (letters, digits, `-`, `_`, `.`) or a path ending in [`SUFFIX`] (no space).
 pub fn is_named(spec: &str) -> bool {
-    spec.ends_with(SUFFIX)
+    (spec.ends_with(SUFFIX) && !spec.contains(char::is_whitespace))
         || (!spec.is_empty()
             && spec
                 .chars()
@@ -87,7 +94,7 @@ pub fn locate(spec: &str) -> anyhow::Result<PathBuf> {
         }
         return Ok(p);
     }
-    let dir = agents_dir();
+    let dir = commands_dir();
     let p = dir.join(format!("{spec}{SUFFIX}"));
     if p.is_file() {
         return Ok(p);
@@ -203,7 +210,8 @@ mod tests {
     #[test]
     fn names_and_raw_templates_are_told_apart() {
         assert!(is_named("claude-code"));
-        assert!(is_named("x/y.cmd.toml"));
+        assert!(is_named("x/y.toml"));
+        assert!(!is_named("tool --config x.toml"));
         assert!(!is_named("claude -p hi"));
         assert!(!is_named("./agent.sh"));
         assert!(!is_named("run {prompt_file}"));
@@ -217,7 +225,7 @@ mod tests {
     #[test]
     fn a_command_file_is_read_and_checked() {
         let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("mine.cmd.toml");
+        let p = dir.path().join("mine.toml");
         std::fs::write(
             &p,
             "template = 'sh -c \"echo $X\" {dir}'\nreport = 'codex-json'\nprogram = 'sh'\n[env]\nX = '{dir}/home'\n",

@@ -4,7 +4,7 @@
 //! a call of anything but the variant's MCP tools is caught ([`own_tools`]).
 //!
 //! One reader per format a named command declares (`report = …` in
-//! `agents/NAME.cmd.toml`, [`ReportFormat`]):
+//! `agents/cmd/NAME.toml`, [`ReportFormat`]):
 //! - `claude-stream-json`: Claude Code's `--output-format stream-json --verbose`, one
 //!   JSON event a line: `assistant` messages carry the `tool_use` blocks, `user`
 //!   messages their `tool_result` (`is_error` when Claude Code refused the call), the

@@ -50,7 +50,7 @@ pub struct AgentCommand {
     pub template: String,
     /// The command is killed (with its process group) after this long.
     pub timeout: Duration,
-    /// The named command it came from (`agents/NAME.cmd.toml`); `None` for a raw template.
+    /// The named command it came from (`agents/cmd/NAME.toml`); `None` for a raw template.
     pub name: Option<String>,
     /// How its stdout is read (`crate::policy::agent_cmd::report`).
     pub report: ReportFormat,
