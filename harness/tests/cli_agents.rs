@@ -31,8 +31,6 @@ use common::cli_model::{self, Model, Turn, USAGE};
 use common::navbench;
 use common::repo::read_csv;
 
-const IGNORE: &str =
-    "needs Claude Code, Codex CLI and Gemini CLI: agents/cli-agents.sh install (.ci/run does)";
 const ANSWER: &str = "shopkeep/models/money.py:Money.allocate";
 
 /// One CLI under test.
@@ -274,19 +272,7 @@ fn sealed(cli: &'static Cli) {
             turns.iter().map(offered).collect::<Vec<_>>()
         );
         let model_ms: f64 = mine.iter().map(|t| t.took.as_secs_f64() * 1000.0).sum();
-        // calls.csv: exactly the MCP call the model made; the built-in one never ran.
-        let made = agent_calls(&out, row);
-        assert_eq!(made.len(), 1, "{made:?}");
-        let (tool, args, _) = made[0].clone();
-        let scripted = match tool.as_str() {
-            "grep" => json!({"pattern": "def allocate"}),
-            _ => json!({"query": ["allocate"]}),
-        };
-        assert!(
-            ["grep", "search_entities"].contains(&tool.as_str()),
-            "{made:?}"
-        );
-        assert_eq!(args, scripted, "{made:?}");
+        check_calls(&out, row);
         let r: Value = serde_json::from_str(&report).unwrap();
         let refused: Vec<_> = r["tools"]
             .as_array()
@@ -298,38 +284,7 @@ fn sealed(cli: &'static Cli) {
             cli.name == "codex" || refused.len() == 1,
             "the built-in call is reported refused: {report}"
         );
-        // The CLI's own account equals what the endpoint reported over the 3 turns.
-        let per_prompt = if cli.name == "claude-code" {
-            USAGE.fresh + USAGE.cached + USAGE.cache_write
-        } else {
-            USAGE.fresh + USAGE.cached
-        };
-        assert_eq!(row["usage_source"], "cli", "{row:?}");
-        assert_eq!(row["stop_reason"], "answered", "{row:?}");
-        assert_eq!(
-            num(row, "prompt_tokens"),
-            (3 * per_prompt) as f64,
-            "{row:?}"
-        );
-        assert_eq!(
-            num(row, "cached_tokens"),
-            (3 * USAGE.cached) as f64,
-            "{row:?}"
-        );
-        assert_eq!(
-            num(row, "completion_tokens"),
-            (3 * USAGE.completion) as f64,
-            "{row:?}"
-        );
-        if cli.name != "codex" {
-            assert_eq!(num(row, "llm_turns"), 3.0, "{row:?}");
-        }
-        if cli.name == "claude-code" {
-            // As Claude Code reported it (the column keeps 6 decimals).
-            let reported = r["cost_usd"].as_f64().unwrap();
-            assert!((num(row, "cost_usd") - reported).abs() < 1e-6, "{row:?}");
-            assert!(num(row, "cost_usd") > 0.0);
-        }
+        check_account(cli, row, &r);
         eprintln!(
             "{} × {}: offered {:?}; {}",
             cli.name,
@@ -337,6 +292,59 @@ fn sealed(cli: &'static Cli) {
             want,
             timing(&out, row, model_ms)
         );
+    }
+}
+
+/// `calls.csv` holds exactly the MCP call the scripted model made after the variant's
+/// setup; the built-in call never reached the proxy.
+fn check_calls(out: &Path, row: &HashMap<String, String>) {
+    let made = agent_calls(out, row);
+    assert_eq!(made.len(), 1, "{made:?}");
+    let (tool, args, _) = made[0].clone();
+    let scripted = match tool.as_str() {
+        "grep" => json!({"pattern": "def allocate"}),
+        _ => json!({"query": ["allocate"]}),
+    };
+    assert!(
+        ["grep", "search_entities"].contains(&tool.as_str()),
+        "{made:?}"
+    );
+    assert_eq!(args, scripted, "{made:?}");
+}
+
+/// The row's agent columns are the CLI's account, equal to what the endpoint reported
+/// over the pair's three turns.
+fn check_account(cli: &Cli, row: &HashMap<String, String>, r: &Value) {
+    let per_prompt = if cli.name == "claude-code" {
+        USAGE.fresh + USAGE.cached + USAGE.cache_write
+    } else {
+        USAGE.fresh + USAGE.cached
+    };
+    assert_eq!(row["usage_source"], "cli", "{row:?}");
+    assert_eq!(row["stop_reason"], "answered", "{row:?}");
+    assert_eq!(
+        num(row, "prompt_tokens"),
+        (3 * per_prompt) as f64,
+        "{row:?}"
+    );
+    assert_eq!(
+        num(row, "cached_tokens"),
+        (3 * USAGE.cached) as f64,
+        "{row:?}"
+    );
+    assert_eq!(
+        num(row, "completion_tokens"),
+        (3 * USAGE.completion) as f64,
+        "{row:?}"
+    );
+    if cli.name != "codex" {
+        assert_eq!(num(row, "llm_turns"), 3.0, "{row:?}");
+    }
+    if cli.name == "claude-code" {
+        // As Claude Code reported it (the column keeps 6 decimals).
+        let reported = r["cost_usd"].as_f64().unwrap();
+        assert!((num(row, "cost_usd") - reported).abs() < 1e-6, "{row:?}");
+        assert!(num(row, "cost_usd") > 0.0);
     }
 }
 
@@ -418,9 +426,4 @@ fn gemini_cli_unsealed_runs_its_own_tools_and_the_row_says_so() {
         r#"mkdir -p "$GEMINI_CLI_HOME/.gemini" && printf '{{"security": {{"auth": {{"selectedType": "gemini-api-key"}}}}, "mcpServers": {{"navbench": {{"httpUrl": "%s", "trust": true}}}}}}' {mcp_url} > "$GEMINI_CLI_HOME/.gemini/settings.json" && gemini -p "$(cat {prompt_file})" --skip-trust -m "$GEMINI_MODEL" --allowed-mcp-server-names navbench --output-format json"#,
         "gemini-json",
     );
-}
-
-#[test]
-fn the_ignore_reason_names_the_install_command() {
-    assert!(IGNORE.contains("agents/cli-agents.sh install"));
 }
