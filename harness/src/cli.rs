@@ -192,11 +192,13 @@ pub struct RunArgs {
     /// rest are left for a resume.
     #[arg(long, value_name = "USD", requires = "agent")]
     pub max_cost_usd: Option<f64>,
-    /// An external agent plays every variant: this shell command runs per instance ×
+    /// An external agent plays every variant: a named command (`claude-code`, `codex`,
+    /// `gemini-cli`: agents/cmd/NAME.toml, a CLI sealed to the variant's tools, its JSON
+    /// report read; docs/cli-agents.md), or a shell command template run per instance ×
     /// variant with {prompt_file}, {mcp_config}, {mcp_url}, {root}, … filled in, its
     /// tools behind a recording proxy, its answer read from stdout (README: "External
     /// agents").
-    #[arg(long, value_name = "TEMPLATE", conflicts_with = "agent")]
+    #[arg(long, value_name = "NAME|TEMPLATE", conflicts_with = "agent")]
     pub agent_cmd: Option<String>,
     /// With --agent-cmd: seconds the command may run before it is killed with
     /// everything it started (the row is then an error).
@@ -451,7 +453,7 @@ async fn run_command(a: RunArgs) -> anyhow::Result<i32> {
         (_, Some(template)) => {
             let timeout = positive_secs("--agent-timeout", a.agent_timeout)?;
             pipeline::Policy::Command(std::sync::Arc::new(
-                crate::policy::agent_cmd::AgentCommand::new(template, timeout)?,
+                crate::policy::agent_cmd::named::resolve(template, timeout)?,
             ))
         }
         (Some(spec), None) => {

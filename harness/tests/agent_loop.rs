@@ -93,6 +93,8 @@ fn a_conversation_survives_bad_calls_and_a_flaky_endpoint() {
         ("300", "30")
     );
     assert_eq!(r["tokens_estimated"], "false");
+    // The built-in loop's account is the endpoint's (an agent CLI's says `cli`).
+    assert_eq!(r["usage_source"], "endpoint");
     assert_eq!(r["file_acc_1"], "1.0000", "{r:?}");
     assert_eq!(r["function_acc_5"], "1.0000", "{r:?}");
     assert_eq!(

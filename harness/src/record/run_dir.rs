@@ -421,6 +421,7 @@ mod tests {
                     cache_hits: 0,
                     cost_usd: None,
                     stop_reason: StopReason::Answered,
+                    ..AgentStats::default()
                 }),
                 ..scripted
             })

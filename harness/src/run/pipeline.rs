@@ -266,7 +266,7 @@ async fn play(
             records: done.records,
             session: done.session,
             unparsed: done.unparsed,
-            stats: None,
+            stats: done.stats,
             warnings: Vec::new(),
         };
     }

@@ -5,6 +5,7 @@
 
 use std::process::Command;
 
+pub mod cli_model;
 pub mod endpoint;
 pub mod providers;
 pub mod repo;

@@ -153,9 +153,42 @@ pub struct AgentStats {
     pub llm_ms: f64,
     /// Requests answered from the `--llm-cache`.
     pub cache_hits: usize,
-    /// With prices in the agent file.
+    /// With prices in the agent file; for an external CLI, the cost it reported.
     pub cost_usd: Option<f64>,
     pub stop_reason: StopReason,
+    /// Who counted the turns, tokens and cost: the endpoint (the built-in loop) or the
+    /// external CLI's own report (`--agent-cmd` with a report format).
+    pub usage_source: UsageSource,
+}
+
+/// The value of `instances.csv`'s `usage_source` column: whose account the agent
+/// columns hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UsageSource {
+    /// The built-in loop, from the endpoint's `usage` (or the run's tokenizer).
+    #[default]
+    Endpoint,
+    /// An external agent CLI's own report (`--agent-cmd`), as it printed it.
+    Cli,
+}
+
+impl UsageSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UsageSource::Endpoint => "endpoint",
+            UsageSource::Cli => "cli",
+        }
+    }
+
+    /// The source a `usage_source` cell names; an empty cell (a run written before the
+    /// column existed) is the endpoint.
+    pub fn parse(s: &str) -> UsageSource {
+        if s == "cli" {
+            UsageSource::Cli
+        } else {
+            UsageSource::Endpoint
+        }
+    }
 }
 
 /// One finished conversation.

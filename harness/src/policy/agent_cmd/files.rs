@@ -11,9 +11,11 @@
 //! - `mcp-list.json`: a plain JSON list, `[{"name", "variant", "transport", "url"}]`,
 //!   for scripts (like `navbench mcp-config --format json`).
 //! - `gemini-settings.json`: `{"mcpServers": {"navbench": {"httpUrl": …, "trust":
-//!   true}}}`; Gemini CLI reads servers only from a settings file (`httpUrl` is its
-//!   key for Streamable HTTP, `trust` skips its confirmations, which a headless run
-//!   cannot answer).
+//!   true}}, "tools": {"core": ["mcp_navbench_grep", …]}}`; Gemini CLI reads servers
+//!   only from a settings file (`httpUrl` is its key for Streamable HTTP, `trust` skips
+//!   its confirmations, which a headless run cannot answer), and `tools.core` is its
+//!   allowlist of tools: the variant's, as Gemini CLI names MCP tools, and none of its
+//!   own (an empty list would remove the MCP tools too).
 
 use std::path::{Path, PathBuf};
 
@@ -40,8 +42,15 @@ pub fn prompt_text(root: &Path, problem_statement: &str, instructions: Option<&s
     )
 }
 
-/// Writes the prompt and the configurations for a proxy at `url` into `dir`.
-pub fn write(dir: &Path, variant: &str, url: &str, prompt_text: &str) -> anyhow::Result<PairFiles> {
+/// Writes the prompt and the configurations for a proxy at `url`, offering `tools`,
+/// into `dir`.
+pub fn write(
+    dir: &Path,
+    variant: &str,
+    url: &str,
+    prompt_text: &str,
+    tools: &[String],
+) -> anyhow::Result<PairFiles> {
     let files = PairFiles {
         prompt: dir.join("prompt.md"),
         mcp_config: dir.join("mcp.json"),
@@ -50,7 +59,14 @@ pub fn write(dir: &Path, variant: &str, url: &str, prompt_text: &str) -> anyhow:
     };
     let claude = json!({"mcpServers": {SERVER_NAME: {"type": "http", "url": url}}});
     let list = json!([{"name": SERVER_NAME, "variant": variant, "transport": "http", "url": url}]);
-    let gemini = json!({"mcpServers": {SERVER_NAME: {"httpUrl": url, "trust": true}}});
+    let core: Vec<String> = tools
+        .iter()
+        .map(|t| format!("mcp_{SERVER_NAME}_{t}"))
+        .collect();
+    let gemini = json!({
+        "mcpServers": {SERVER_NAME: {"httpUrl": url, "trust": true}},
+        "tools": {"core": core},
+    });
     let pretty = |v: &serde_json::Value| serde_json::to_string_pretty(v).unwrap_or_default() + "\n";
     for (path, text) in [
         (&files.prompt, prompt_text.to_string()),
@@ -77,7 +93,8 @@ mod tests {
             prompt::task(Path::new("/t"), "Money overflows")
         )));
         let dir = tempfile::tempdir().unwrap();
-        let f = write(dir.path(), "text", "http://127.0.0.1:9/mcp", &text).unwrap();
+        let tools = ["grep".to_string()];
+        let f = write(dir.path(), "text", "http://127.0.0.1:9/mcp", &text, &tools).unwrap();
         let read = |p: &Path| -> serde_json::Value {
             serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
         };
@@ -89,6 +106,10 @@ mod tests {
         assert_eq!(
             read(&f.gemini_settings)["mcpServers"]["navbench"]["httpUrl"],
             "http://127.0.0.1:9/mcp"
+        );
+        assert_eq!(
+            read(&f.gemini_settings)["tools"]["core"],
+            json!(["mcp_navbench_grep"])
         );
         assert_eq!(std::fs::read_to_string(&f.prompt).unwrap(), text);
     }

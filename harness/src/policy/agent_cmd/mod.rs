@@ -11,15 +11,20 @@
 //!    prompt and the MCP configurations ([`files`]), and the command, the template
 //!    filled ([`template`]), runs there with a deadline ([`process`]);
 //! 4. the proxy stops, its records become the pair's `calls.csv` rows, and the
-//!    command's stdout is read as the built-in agent's answer is
+//!    command's stdout is read: for a raw template, as the built-in agent's answer is
 //!    ([`crate::policy::agent::answer`]): locations one per line; none is
-//!    `answer_unparsed`.
+//!    `answer_unparsed`. For a named command ([`named`]: `agents/cmd/NAME.toml`, an
+//!    agent CLI sealed to the variant's tools), as the CLI's JSON report
+//!    ([`report`]): its final message goes to the same parser, its turns, tokens and
+//!    cost become the row's agent columns (`usage_source = cli`), and a tool it ran
+//!    that is not the proxy's makes the row an error (`agent_used_own_tools`).
 //!
 //! A command that cannot start, exits with a failure status or outlives
 //! `--agent-timeout` (then killed with everything it started) makes the row an `error`
 //! with the end of its stderr, as a crashing server does; the run goes on, and a
 //! resumed run retries it. The command's stdout, stderr's end and exit are kept in the
-//! pair's directory (`stdout.txt`, `stderr.txt`, `command.json`).
+//! pair's directory (`stdout.txt`, `stderr.txt`, `command.json`; `report.json` for a
+//! CLI's report as read).
 //!
 //! Why a proxy over HTTP started per pair rather than `navbench proxy` over stdio
 //! launched by the agent: the harness keeps the server, its session and the records
@@ -29,7 +34,9 @@
 //! the same proxy for agents run by hand.
 
 pub mod files;
+pub mod named;
 pub mod process;
+pub mod report;
 pub mod template;
 
 use std::path::{Path, PathBuf};
@@ -37,10 +44,10 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde_json::json;
 
-pub use template::AgentCommand;
+pub use template::{AgentCommand, ReportFormat};
 
 use crate::data::dataset::Locations;
-use crate::policy::agent::answer;
+use crate::policy::agent::{AgentStats, answer};
 use crate::policy::{CallRecord, Task};
 use crate::session::mcp_client::McpSession;
 use crate::session::proxy::{self, Proxy};
@@ -64,6 +71,8 @@ pub struct Played {
     pub result: anyhow::Result<Locations>,
     /// The command answered, but named no location.
     pub unparsed: bool,
+    /// The CLI's own account (turns, tokens, cost), when its report was read.
+    pub stats: Option<AgentStats>,
     /// Every call through the proxy, setup included.
     pub records: Vec<CallRecord>,
     /// The server's session, back from the proxy, for the caller to shut down.
@@ -73,7 +82,8 @@ pub struct Played {
 /// Plays one pair with the command (see the module doc).
 pub async fn play(cmd: &AgentCommand, session: McpSession, pair: Pair<'_>) -> Played {
     let proxy = Proxy::new(pair.variant.name(), session, pair.settings);
-    let outcome = drive(cmd, &proxy, &pair).await;
+    let mut stats = None;
+    let outcome = drive(cmd, &proxy, &pair, &mut stats).await;
     let (records, session) = match proxy.finish().await {
         Some(up) => (up.records, Some(up.session)),
         None => (Vec::new(), None),
@@ -85,6 +95,7 @@ pub async fn play(cmd: &AgentCommand, session: McpSession, pair: Pair<'_>) -> Pl
     Played {
         result,
         unparsed,
+        stats,
         records,
         session,
     }
@@ -116,6 +127,7 @@ async fn drive(
     cmd: &AgentCommand,
     proxy: &Proxy,
     pair: &Pair<'_>,
+    stats: &mut Option<AgentStats>,
 ) -> anyhow::Result<(Locations, bool)> {
     let inst = pair.task.instance;
     let dir = pair_dir(pair.run_dir, &inst.instance_id, pair.variant.name())?;
@@ -124,7 +136,7 @@ async fn drive(
         .await
         .context("the variant's setup failed before the agent command started")?;
     let serving = proxy::http::serve(proxy.clone(), "127.0.0.1:0", false).await?;
-    let answered = run_command(cmd, proxy, pair, &dir, &serving.url).await;
+    let answered = run_command(cmd, proxy, pair, &dir, &serving.url, stats).await;
     serving.stop().await;
     answered
 }
@@ -135,10 +147,12 @@ async fn run_command(
     pair: &Pair<'_>,
     dir: &Path,
     url: &str,
+    stats: &mut Option<AgentStats>,
 ) -> anyhow::Result<(Locations, bool)> {
     let (inst, root) = (pair.task.instance, pair.task.workdir);
     let prompt = files::prompt_text(root, &inst.problem_statement, proxy.instructions());
-    let f = files::write(dir, pair.variant.name(), url, &prompt)?;
+    let tools: Vec<String> = proxy.tools().iter().map(|t| t.name.to_string()).collect();
+    let f = files::write(dir, pair.variant.name(), url, &prompt, &tools)?;
     let path = |p: &Path| p.display().to_string();
     let value = |name: &str| match name {
         "prompt_file" => path(&f.prompt),
@@ -153,11 +167,16 @@ async fn run_command(
         _ => String::new(),
     };
     let line = cmd.fill(value);
-    let env: Vec<(String, String)> = PLACEHOLDERS
+    let mut env: Vec<(String, String)> = PLACEHOLDERS
         .iter()
         .map(|(n, _)| (env_name(n), value(n)))
         .collect();
-    let done = process::run(&line, dir, &env, cmd.timeout).await;
+    env.extend(cmd.fill_env(value));
+    let limit = match cmd.report {
+        ReportFormat::Text => process::STDOUT_LIMIT,
+        _ => process::REPORT_STDOUT_LIMIT,
+    };
+    let done = process::run(&line, dir, &env, cmd.timeout, limit).await;
     keep_output(dir, &line, &done);
     let stderr = crate::session::mcp_client::stderr_suffix(&done.stderr);
     match &done.ended {
@@ -168,14 +187,88 @@ async fn run_command(
             "the agent command did not finish within --agent-timeout ({:.0} s); it was killed with everything it started{stderr}",
             cmd.timeout.as_secs_f64()
         ),
-        Ended::Exited(status) if !status.success() => anyhow::bail!(
-            "the agent command failed ({status}){stderr}; its output is in {}",
-            dir.display()
-        ),
+        Ended::Exited(status) if !status.success() => {
+            // A CLI that failed may still have said why in its report.
+            let why = match report::parse(cmd.report, &done.stdout) {
+                Ok(Some(r)) => {
+                    *stats = Some(r.stats.clone());
+                    r.failure.map(|w| format!(": {w}")).unwrap_or_default()
+                }
+                _ => String::new(),
+            };
+            anyhow::bail!(
+                "the agent command failed ({status}){why}{stderr}; its output is in {}",
+                dir.display()
+            )
+        }
         Ended::Exited(_) => {}
     }
-    let named = answer::parse_lines(&done.stdout, root);
+    if done.stdout_cut && cmd.report != ReportFormat::Text {
+        anyhow::bail!(
+            "the agent's report outgrew {} MiB and its start was cut: the tools it ran first cannot be checked; its end is in {}",
+            process::REPORT_STDOUT_LIMIT >> 20,
+            dir.display()
+        );
+    }
+    let text = match read_report(cmd, dir, &done)? {
+        Some(r) => {
+            *stats = Some(r.stats.clone());
+            if let Some(why) = r.failure {
+                anyhow::bail!("{why}; its output is in {}", dir.display());
+            }
+            let own = report::own_tools(&r);
+            if !own.is_empty() {
+                anyhow::bail!(
+                    "agent_used_own_tools: the agent ran {} besides the variant's MCP tools, so its figures are not the variant's; \
+                     seal the command to the `{}` server's tools (see docs/cli-agents.md); its output is in {}",
+                    own.join(", "),
+                    crate::session::proxy::SERVER_NAME,
+                    dir.display()
+                );
+            }
+            r.answer
+        }
+        None => done.stdout.clone(),
+    };
+    let named = answer::parse_lines(&text, root);
     Ok((answer::to_locations(&named, root), named.is_empty()))
+}
+
+/// The CLI's report read from its stdout (`None` for a text command), also written to
+/// `report.json` in the pair's directory: the final message, the account, and every
+/// tool it ran or was refused.
+fn read_report(
+    cmd: &AgentCommand,
+    dir: &Path,
+    done: &process::Finished,
+) -> anyhow::Result<Option<report::Report>> {
+    let parsed = report::parse(cmd.report, &done.stdout).map_err(|e| {
+        anyhow::anyhow!(
+            "the agent's report ({}) could not be read: {e:#}; its output is in {}",
+            cmd.report.as_str(),
+            dir.display()
+        )
+    })?;
+    if let Some(r) = &parsed {
+        let s = &r.stats;
+        let tools: Vec<_> = r
+            .tools
+            .iter()
+            .map(|t| json!({"name": t.name, "server_tool": t.server_tool, "ran": t.ran}))
+            .collect();
+        let kept = json!({
+            "format": cmd.report.as_str(), "answer": r.answer, "failure": r.failure,
+            "llm_turns": s.llm_turns, "prompt_tokens": s.prompt_tokens,
+            "cached_tokens": s.cached_tokens, "completion_tokens": s.completion_tokens,
+            "llm_ms": s.llm_ms, "cost_usd": s.cost_usd, "stop_reason": s.stop_reason.as_str(),
+            "tools": tools, "stdout_cut": done.stdout_cut,
+        });
+        let p = dir.join("report.json");
+        if let Err(e) = std::fs::write(&p, format!("{kept:#}\n")) {
+            tracing::warn!("cannot write {}: {e}", p.display());
+        }
+    }
+    Ok(parsed)
 }
 
 /// The command's stdout, stderr's end and how it ended, in the pair's directory. A

@@ -2,7 +2,8 @@
 //! the leader of a process group of its own (the agent, its model client, any MCP
 //! helper it starts), with a deadline. Whatever happens, the whole group is killed
 //! and the command reaped before this returns, so nothing an agent starts outlives its
-//! pair. stdout is kept up to [`STDOUT_LIMIT`] (its end: the answer comes last),
+//! pair. stdout is kept up to a limit ([`STDOUT_LIMIT`] for an answer,
+//! [`REPORT_STDOUT_LIMIT`] for a CLI's JSON report; its end: the answer comes last),
 //! stderr's end for error messages; both are read while the command runs, so a chatty
 //! agent never blocks on a full pipe.
 
@@ -21,6 +22,9 @@ use crate::session::mcp_client::{
 
 /// How much of the command's stdout is kept (its last bytes).
 pub const STDOUT_LIMIT: usize = 1024 * 1024;
+/// How much of a CLI's JSON report is kept: all of it, in practice (it echoes every
+/// tool result), so the tools it ran at the start are still there to check.
+pub const REPORT_STDOUT_LIMIT: usize = 64 * 1024 * 1024;
 /// How much of its stderr is kept for the row's error (its last bytes).
 pub const STDERR_LIMIT: usize = 8 * 1024;
 /// How long a timed-out command gets between SIGTERM and SIGKILL.
@@ -88,8 +92,15 @@ fn read_into(
     })
 }
 
-/// Runs `line` with `sh -c` in `cwd` with `env` added, for at most `timeout`.
-pub async fn run(line: &str, cwd: &Path, env: &[(String, String)], timeout: Duration) -> Finished {
+/// Runs `line` with `sh -c` in `cwd` with `env` added, for at most `timeout`,
+/// keeping the last `stdout_limit` bytes of its stdout.
+pub async fn run(
+    line: &str,
+    cwd: &Path,
+    env: &[(String, String)],
+    timeout: Duration,
+    stdout_limit: usize,
+) -> Finished {
     let started = Instant::now();
     let mut cmd = tokio::process::Command::new("sh");
     cmd.arg("-c")
@@ -122,7 +133,7 @@ pub async fn run(line: &str, cwd: &Path, env: &[(String, String)], timeout: Dura
     let (out, err) = (Tail::default(), Tail::default());
     let mut readers = Vec::new();
     if let Some(p) = child.stdout.take() {
-        readers.push(read_into(p, out.clone(), STDOUT_LIMIT));
+        readers.push(read_into(p, out.clone(), stdout_limit));
     }
     if let Some(p) = child.stderr.take() {
         readers.push(read_into(p, err.clone(), STDERR_LIMIT));
@@ -176,6 +187,7 @@ mod tests {
             dir.path(),
             &env,
             Duration::from_secs(10),
+            STDOUT_LIMIT,
         )
         .await;
         assert!(
@@ -195,7 +207,14 @@ mod tests {
             "sleep 600 & echo $! > {}; echo started; wait",
             pidfile.display()
         );
-        let f = run(&line, dir.path(), &[], Duration::from_millis(700)).await;
+        let f = run(
+            &line,
+            dir.path(),
+            &[],
+            Duration::from_millis(700),
+            STDOUT_LIMIT,
+        )
+        .await;
         assert!(matches!(f.ended, Ended::TimedOut), "{f:?}");
         assert_eq!(f.stdout, "started\n");
         assert!(f.elapsed < Duration::from_secs(30));
@@ -215,7 +234,14 @@ mod tests {
             "python3 -c 'import subprocess; p = subprocess.Popen([\"sleep\", \"600\"], start_new_session=True); print(p.pid)' > {}; echo started",
             pidfile.display()
         );
-        let f = run(&line, dir.path(), &[], Duration::from_secs(30)).await;
+        let f = run(
+            &line,
+            dir.path(),
+            &[],
+            Duration::from_secs(30),
+            STDOUT_LIMIT,
+        )
+        .await;
         assert!(matches!(f.ended, Ended::Exited(s) if s.success()), "{f:?}");
         let detached = std::fs::read_to_string(&pidfile).unwrap();
         assert!(!detached.trim().is_empty(), "{f:?}");
@@ -251,7 +277,7 @@ mod tests {
     async fn stdout_keeps_its_end() {
         let dir = tempfile::tempdir().unwrap();
         let line = "head -c 1100000 /dev/zero | tr '\\0' a; echo; echo last";
-        let f = run(line, dir.path(), &[], Duration::from_secs(30)).await;
+        let f = run(line, dir.path(), &[], Duration::from_secs(30), STDOUT_LIMIT).await;
         assert!(f.stdout_cut);
         assert_eq!(f.stdout.len(), STDOUT_LIMIT);
         assert!(f.stdout.ends_with("\nlast\n"));

@@ -50,6 +50,43 @@ pub struct AgentCommand {
     pub template: String,
     /// The command is killed (with its process group) after this long.
     pub timeout: Duration,
+    /// The named command it came from (`agents/cmd/NAME.toml`); `None` for a raw template.
+    pub name: Option<String>,
+    /// How its stdout is read (`crate::policy::agent_cmd::report`).
+    pub report: ReportFormat,
+    /// Variables set for the command, their values templates like the command's
+    /// (placeholders filled, never quoted: they are not parsed by a shell).
+    pub env: Vec<(String, String)>,
+}
+
+/// How a command's stdout is read: as the answer's text, or as an agent CLI's JSON
+/// report (its final message, turns, tokens, cost and the tools it ran).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum ReportFormat {
+    /// The answer, as text (a raw `--agent-cmd` template).
+    #[default]
+    #[serde(rename = "text")]
+    Text,
+    /// Claude Code's `--output-format stream-json --verbose`.
+    #[serde(rename = "claude-stream-json")]
+    ClaudeStreamJson,
+    /// `codex exec --json`.
+    #[serde(rename = "codex-json")]
+    CodexJson,
+    /// Gemini CLI's `--output-format json`.
+    #[serde(rename = "gemini-json")]
+    GeminiJson,
+}
+
+impl ReportFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReportFormat::Text => "text",
+            ReportFormat::ClaudeStreamJson => "claude-stream-json",
+            ReportFormat::CodexJson => "codex-json",
+            ReportFormat::GeminiJson => "gemini-json",
+        }
+    }
 }
 
 /// The command as `run.json` records it.
@@ -57,6 +94,14 @@ pub struct AgentCommand {
 pub struct AgentCommandInfo {
     pub template: String,
     pub timeout_secs: f64,
+    /// The named command (`--agent-cmd NAME`), if it was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub report: ReportFormat,
+    /// The variables the command set (as templates), e.g. its per-run home.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<(String, String)>,
 }
 
 /// One piece of a template.
@@ -72,13 +117,52 @@ impl AgentCommand {
     pub fn new(template: &str, timeout: Duration) -> anyhow::Result<AgentCommand> {
         if template.trim().is_empty() {
             anyhow::bail!(
-                "--agent-cmd is empty: give the command that runs your agent, e.g. \
-claude -p \"$(cat {{prompt_file}})\" --mcp-config {{mcp_config}} --strict-mcp-config"
+                "--agent-cmd is empty: name a sealed agent command (claude-code, codex, gemini-cli) \
+or give the command that runs your agent, e.g. my-agent --prompt {{prompt_file}} --mcp {{mcp_url}}"
             );
         }
         if timeout.is_zero() {
             anyhow::bail!("--agent-timeout must be a positive number of seconds");
         }
+        check_fields(template)?;
+        Ok(AgentCommand {
+            template: template.to_string(),
+            timeout,
+            name: None,
+            report: ReportFormat::Text,
+            env: Vec::new(),
+        })
+    }
+
+    /// What `run.json` says about the command.
+    pub fn info(&self) -> AgentCommandInfo {
+        AgentCommandInfo {
+            template: self.template.clone(),
+            timeout_secs: self.timeout.as_secs_f64(),
+            name: self.name.clone(),
+            report: self.report,
+            env: self.env.clone(),
+        }
+    }
+
+    /// The command line with `value(name)` in place of each placeholder, quoted for
+    /// `sh` where needed.
+    pub fn fill(&self, value: impl Fn(&str) -> String) -> String {
+        fill_with(&self.template, &value, shell_word)
+    }
+
+    /// The command's own variables with their placeholders filled (unquoted).
+    pub fn fill_env(&self, value: impl Fn(&str) -> String) -> Vec<(String, String)> {
+        self.env
+            .iter()
+            .map(|(k, v)| (k.clone(), fill_with(v, &value, |s| s.to_string())))
+            .collect()
+    }
+}
+
+/// Refuses a template naming an unknown placeholder or with an unmatched brace.
+pub fn check_fields(template: &str) -> anyhow::Result<()> {
+    {
         let pieces = pieces(template)?;
         for p in &pieces {
             if let Piece::Field(name) = p
@@ -94,37 +178,29 @@ claude -p \"$(cat {{prompt_file}})\" --mcp-config {{mcp_config}} --strict-mcp-co
                 );
             }
         }
-        Ok(AgentCommand {
-            template: template.to_string(),
-            timeout,
-        })
     }
+    Ok(())
+}
 
-    /// What `run.json` says about the command.
-    pub fn info(&self) -> AgentCommandInfo {
-        AgentCommandInfo {
-            template: self.template.clone(),
-            timeout_secs: self.timeout.as_secs_f64(),
+/// `template` with each placeholder's value, passed through `quote`.
+fn fill_with(
+    template: &str,
+    value: &dyn Fn(&str) -> String,
+    quote: impl Fn(&str) -> String,
+) -> String {
+    let Ok(pieces) = pieces(template) else {
+        // `new` checked the template; an unchecked one runs as written.
+        return template.to_string();
+    };
+    let mut out = String::new();
+    for p in pieces {
+        match p {
+            Piece::Text(t) => out.push_str(t),
+            Piece::Brace(c) => out.push(c),
+            Piece::Field(name) => out.push_str(&quote(&value(name))),
         }
     }
-
-    /// The command line with `value(name)` in place of each placeholder, quoted for
-    /// `sh` where needed.
-    pub fn fill(&self, value: impl Fn(&str) -> String) -> String {
-        let Ok(pieces) = pieces(&self.template) else {
-            // `new` checked the template; an unchecked one runs as written.
-            return self.template.clone();
-        };
-        let mut out = String::new();
-        for p in pieces {
-            match p {
-                Piece::Text(t) => out.push_str(t),
-                Piece::Brace(c) => out.push(c),
-                Piece::Field(name) => out.push_str(&shell_word(&value(name))),
-            }
-        }
-        out
-    }
+    out
 }
 
 /// The environment variable carrying a placeholder's value: `NAVBENCH_` + its name in

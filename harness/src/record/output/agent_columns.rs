@@ -2,9 +2,11 @@
 //! the endpoint counted them (or estimated, and marked so; `reasoning_tokens` are the
 //! part of the completion a reasoning model spent thinking), the model's time beside the
 //! tools', the cost when the agent file gives prices, and why the conversation ended.
-//! A scripted policy's row leaves them empty.
+//! `usage_source` says whose account they are: the endpoint's (the built-in loop) or an
+//! external CLI's own report (`--agent-cmd NAME`). A scripted policy's row leaves them
+//! empty.
 
-use crate::policy::agent::{AgentStats, StopReason};
+use crate::policy::agent::{AgentStats, StopReason, UsageSource};
 
 /// The agent columns, in file order.
 pub const COLUMNS: [&str; 9] = [
@@ -17,6 +19,7 @@ pub const COLUMNS: [&str; 9] = [
     "llm_ms",
     "cost_usd",
     "stop_reason",
+    "usage_source",
 ];
 
 /// The cells of `stats` (all empty for a scripted row).
@@ -34,6 +37,7 @@ pub fn cells(stats: Option<&AgentStats>) -> Vec<String> {
         format!("{:.3}", s.llm_ms),
         s.cost_usd.map_or(String::new(), |c| format!("{c:.6}")),
         s.stop_reason.as_str().to_string(),
+        s.usage_source.as_str().to_string(),
     ]
 }
 
@@ -53,6 +57,7 @@ pub fn read(get: impl Fn(&str) -> String) -> Option<AgentStats> {
         cache_hits: 0,
         cost_usd: get("cost_usd").parse().ok(),
         stop_reason,
+        usage_source: UsageSource::parse(&get("usage_source")),
     })
 }
 
@@ -73,6 +78,7 @@ mod tests {
             cache_hits: 0,
             cost_usd: Some(0.000161),
             stop_reason: StopReason::MaxTurns,
+            usage_source: UsageSource::Cli,
         };
         let c = cells(Some(&s));
         let get = |name: &str| {

@@ -29,13 +29,17 @@ const STOP_GRACE: Duration = Duration::from_secs(2);
 /// The router for a proxy bound to `local`, and the `cancel` that ends its sessions.
 fn router(proxy: Proxy, local: SocketAddr) -> (axum::Router, Box<dyn FnOnce() + Send>) {
     let hosts = allowed_hosts(local);
-    let config = mcp_config(hosts.as_deref());
+    let mut config = mcp_config(hosts.as_deref());
+    // No SSE "priming" event (an `id` with empty `data`, for resumable streams; the
+    // service and the session layer each send one): the
+    // MCP TypeScript SDK in Gemini CLI 0.61.0 parses every event's data as JSON, fails
+    // on the empty one and disconnects, so the agent saw no tool. A proxy serving one
+    // pair for seconds gains nothing from resumption.
+    config.sse_retry = None;
     let token = config.cancellation_token.clone();
-    let mcp = StreamableHttpService::new(
-        move || Ok(proxy.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.sse_retry = None;
+    let mcp = StreamableHttpService::new(move || Ok(proxy.clone()), Arc::new(sessions), config);
     let app = axum::Router::new()
         .route(
             "/health",
