@@ -277,6 +277,11 @@ pub struct ReportArgs {
     /// Bootstrap seed (fixed by default, so a report is reproducible).
     #[arg(long, default_value_t = stats::DEFAULT_SEED)]
     pub seed: u64,
+    /// The runs' dataset (`mini`, `dev` or a JSONL/Parquet file), for the issue texts
+    /// of index.html's drill-downs [default: the runs' own when embedded; an agent's
+    /// run shows its task prompt].
+    #[arg(long, value_name = "DATASET")]
+    pub dataset: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -571,8 +576,13 @@ async fn report_command(a: ReportArgs) -> anyhow::Result<i32> {
         ..Bootstrap::default()
     };
     let runs = a.runs.clone();
-    let files = tokio::task::spawn_blocking(move || crate::report::run(&runs, &out, cfg)).await??;
+    let dataset = a.dataset.clone();
+    let files = tokio::task::spawn_blocking(move || {
+        crate::report::run(&runs, &out, cfg, dataset.as_deref())
+    })
+    .await??;
     println!("report: {}", files.markdown.display());
+    println!("html:   {}", files.html.display());
     println!("table:  {}", files.csv.display());
     for p in &files.plots {
         println!("plot:   {}", p.display());
