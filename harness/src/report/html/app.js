@@ -5,6 +5,7 @@
 // replaced by the report's label), #tr-N (one transcript's lines, parsed when opened).
 "use strict";
 (function () {
+  var start = Date.now();
   var json = function (id) {
     var el = document.getElementById(id);
     return el ? JSON.parse(el.textContent) : null;
@@ -257,7 +258,7 @@
     if (!by) { d.hidden = false; d.innerHTML = "<p>No instance " + esc(id) + " in this report.</p>"; return; }
     var vs = variants.filter(function (v) { return by[v]; });
     var first = by[vs[0]], gold = goldOf(first), issue = issueFrom(id);
-    var h = "<h2>" + esc(id) + ' <span class="meta">' + esc(first.repo) + '</span></h2><p><a href="#close">close</a></p>';
+    var h = '<a class="close" href="#close">close ✕</a><h2>' + esc(id) + ' <span class="meta">' + esc(first.repo) + "</span></h2>";
     h += "<h3>Issue</h3>" + (issue === null ? '<p class="na">The issue text is not in the run directory: pass <code>--dataset</code> to <code>navbench report</code>.</p>' : "<pre>" + esc(issue) + "</pre>");
     h += '<h3>Gold and predictions</h3><div class="cols"><div class="col gold"><h4>gold</h4>' +
       ["files", "modules", "functions"].map(function (lv) {
@@ -279,15 +280,21 @@
     d.innerHTML = h;
     d.hidden = false;
     d.setAttribute("data-instance", id);
-    d.scrollIntoView();
+    d.scrollTop = 0;
   };
   var route = function () {
     var m = /^#open=(.*)$/.exec(location.hash);
     if (m) open(decodeURIComponent(m[1]));
-    else if (location.hash === "#close") { $("detail").hidden = true; }
+    else $("detail").hidden = true;
   };
   window.addEventListener("hashchange", route);
+  document.addEventListener("keydown", function (e) { if (e.key === "Escape" && !$("detail").hidden) location.hash = "#close"; });
+  var t0 = Date.now();
   apply();
+  document.body.setAttribute("data-table-ms", Date.now() - t0);
+  t0 = Date.now();
   route();
+  document.body.setAttribute("data-open-ms", Date.now() - t0);
   document.body.setAttribute("data-rendered", rows.length);
+  document.body.setAttribute("data-script-ms", Date.now() - start);
 })();
