@@ -559,7 +559,8 @@ fn chromium_renders_both_reports_with_drill_down_and_transcript() {
     screenshot(&page, "", &trip, "report-large.png");
     let ms = |dom: &str, what: &str| {
         let re = regex::Regex::new(&format!(r#"data-{what}-ms="(\d+)""#)).unwrap();
-        re.captures(dom).map_or(-1, |c| c[1].parse::<i64>().unwrap())
+        re.captures(dom)
+            .map_or(-1, |c| c[1].parse::<i64>().unwrap())
     };
     eprintln!(
         "large run: {} rows, index.html {:.1} MB, `navbench report` {:.2} s; chromium start+load+render+dump {:.2} s (a 6-row page: {small:.2} s), with a drill-down {open:.2} s; in the page: script {} ms (table {} ms), drill-down {} ms",
@@ -620,6 +621,8 @@ fn the_tripwire_sees_a_page_that_fetches() {
         seen.iter().any(|r| r.contains("navbench-canary.example")),
         "{seen:?}"
     );
-    assert!(!browsers_own("GET http://navbench-canary.example/x.png HTTP/1.1"));
+    assert!(!browsers_own(
+        "GET http://navbench-canary.example/x.png HTTP/1.1"
+    ));
     assert!(browsers_own("CONNECT update.googleapis.com:443 HTTP/1.1"));
 }
