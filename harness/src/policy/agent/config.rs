@@ -126,7 +126,7 @@ impl AgentConfig {
     }
 }
 
-/// Defaults of the optional keys (README: "Agents").
+/// Defaults of the optional keys (docs/agents.md).
 pub mod defaults {
     pub const TEMPERATURE: f64 = 0.0;
     pub const MAX_TURNS: i64 = 20;
