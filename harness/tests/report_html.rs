@@ -461,10 +461,7 @@ fn screenshot(page: &Path, hash: &str, trip: &Tripwire, name: &str) -> PathBuf {
 
 /// Values of `attr` on the grid's rows.
 fn grid_values(dom: &str, attr: &str) -> BTreeSet<String> {
-    let re = regex::Regex::new(&format!(
-        r#"<tr data-instance="[^"]*" data-variant="[^"]*""#
-    ))
-    .unwrap();
+    let re = regex::Regex::new(r#"<tr data-instance="[^"]*" data-variant="[^"]*""#).unwrap();
     let pick = regex::Regex::new(&format!(r#"{attr}="([^"]*)""#)).unwrap();
     re.find_iter(dom)
         .filter_map(|m| pick.captures(m.as_str()).map(|c| c[1].to_string()))
