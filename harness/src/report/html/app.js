@@ -62,7 +62,11 @@
     { id: "variant", label: "variant", text: true },
     { id: "status", label: "status", text: true },
     { id: "_glance", label: "hits (all variants)", value: function (r) { return ["gx", "g0", "g5", "g1"].indexOf(glanceClass(r)); } }
-  ].concat(accCols.map(function (c) { return { id: c, label: meta.pretty[c] || c, acc: true }; }))
+  ].concat(accCols.map(function (c) {
+    // Short headers, as the run's printed table has them (file@1, mod@10, fn@5).
+    var short = c.replace("file_acc_", "file@").replace("module_acc_", "mod@").replace("function_acc_", "fn@");
+    return { id: c, label: short, title: meta.pretty[c] || c, acc: true };
+  }))
     .concat([
       { id: "response_tokens", label: "tool tokens" },
       hasAgent ? { id: "_llm_tokens", label: "LLM tokens", value: function (r) { return num(r.prompt_tokens) + num(r.completion_tokens); } } : null,
@@ -78,7 +82,7 @@
   var head = function () {
     $("grid").tHead.innerHTML = "<tr>" + columns.map(function (c, i) {
       var cls = (c.text ? "" : "num") + (state.sort === i ? (state.desc ? " sorted-desc" : " sorted-asc") : "");
-      return '<th data-col="' + i + '" class="' + cls + '">' + esc(c.label) + "</th>";
+      return '<th data-col="' + i + '" class="' + cls + '" title="' + esc(c.title || c.label) + '">' + esc(c.label) + "</th>";
     }).join("") + "</tr>";
   };
   var cell = function (c, r) {
@@ -282,7 +286,10 @@
     d.setAttribute("data-instance", id);
     d.scrollTop = 0;
   };
+  // `#instances` shows the table alone (the summary folded away), `#summary` or no
+  // hash the whole page, `#open=<instance>` a drill-down over either.
   var route = function () {
+    if (!/^#open=/.test(location.hash)) $("summary").hidden = location.hash === "#instances";
     var m = /^#open=(.*)$/.exec(location.hash);
     if (m) open(decodeURIComponent(m[1]));
     else $("detail").hidden = true;
