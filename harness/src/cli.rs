@@ -31,7 +31,8 @@ pub enum Command {
     /// the agreement with the dataset's own gold where it has one.
     Gold(GoldArgs),
     /// Aggregate one or more runs: report.md, report.csv and plots (PNG and SVG) with
-    /// bootstrap intervals, per-repository figures and paired comparisons.
+    /// bootstrap intervals, per-repository figures and paired comparisons, and
+    /// index.html (all of it in one page, with a drill-down per instance).
     Report(ReportArgs),
     /// Compare a new run with a baseline; exit 1 when a threshold is crossed, 2 when
     /// the runs cannot be compared.
@@ -180,7 +181,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "I/N")]
     pub shard: Option<Shard>,
     /// An LLM agent plays every variant instead of its scripted policy: an agent file
-    /// (`FILE.toml`) or the name of one under `agents/` (README: "Agents").
+    /// (`FILE.toml`) or the name of one under `agents/` (docs/agents.md).
     #[arg(long, value_name = "FILE|NAME")]
     pub agent: Option<String>,
     /// With --agent: answer each model request from DIR when it was recorded there, and
@@ -196,7 +197,7 @@ pub struct RunArgs {
     /// `gemini-cli`: agents/cmd/NAME.toml, a CLI sealed to the variant's tools, its JSON
     /// report read; docs/cli-agents.md), or a shell command template run per instance ×
     /// variant with {prompt_file}, {mcp_config}, {mcp_url}, {root}, … filled in, its
-    /// tools behind a recording proxy, its answer read from stdout (README: "External
+    /// tools behind a recording proxy, its answer read from stdout (docs/agents.md: "External
     /// agents").
     #[arg(long, value_name = "NAME|TEMPLATE", conflicts_with = "agent")]
     pub agent_cmd: Option<String>,
@@ -274,7 +275,7 @@ pub struct ReportArgs {
     /// Run directories (the --out of `navbench run` or `navbench merge`).
     #[arg(required = true, value_name = "RUN_DIR")]
     pub runs: Vec<PathBuf>,
-    /// Where report.md, report.csv and the plots go [default: RUN_DIR/report for one
+    /// Where report.md, report.csv, the plots and index.html go [default: RUN_DIR/report for one
     /// run, results/report-<timestamp> for several].
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -284,6 +285,11 @@ pub struct ReportArgs {
     /// Bootstrap seed (fixed by default, so a report is reproducible).
     #[arg(long, default_value_t = stats::DEFAULT_SEED)]
     pub seed: u64,
+    /// The runs' dataset (`mini`, `dev` or a JSONL/Parquet file), for the issue texts
+    /// of index.html's drill-downs [default: the runs' own when embedded; an agent's
+    /// run shows its task prompt].
+    #[arg(long, value_name = "DATASET")]
+    pub dataset: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -576,8 +582,13 @@ async fn report_command(a: ReportArgs) -> anyhow::Result<i32> {
         ..Bootstrap::default()
     };
     let runs = a.runs.clone();
-    let files = tokio::task::spawn_blocking(move || crate::report::run(&runs, &out, cfg)).await??;
+    let dataset = a.dataset.clone();
+    let files = tokio::task::spawn_blocking(move || {
+        crate::report::run(&runs, &out, cfg, dataset.as_deref())
+    })
+    .await??;
     println!("report: {}", files.markdown.display());
+    println!("html:   {}", files.html.display());
     println!("table:  {}", files.csv.display());
     for p in &files.plots {
         println!("plot:   {}", p.display());

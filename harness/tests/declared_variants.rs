@@ -54,7 +54,7 @@ fn summary(path: &Path) -> HashMap<String, HashMap<String, String>> {
 /// The declared text policy ranks by reciprocal rank (no IDF) and reads no file, so
 /// single instances move both ways; on `mini`'s 26 Python tasks (shopkeep; the
 /// declaration greps `*.py` for `def`/`class`, so it is a Python policy) no accuracy
-/// moves by more than one instance (README, "Declared variants").
+/// moves by more than one instance (docs/variants.md).
 #[test]
 fn declared_text_reproduces_the_builtin_text_variant_on_mini() {
     let work = tempfile::tempdir().unwrap();

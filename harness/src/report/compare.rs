@@ -129,7 +129,7 @@ fn check_compatible(base: &Run, new: &Run) -> Result<Vec<String>, Refusal> {
             {
                 return Err(Refusal(format!(
                     "refusing to compare: dataset '{}' changed between the runs (baseline {} has fingerprint {} over {} instance(s), new run {} has {} over {}); \
-                     if the change is intended, refresh the baseline (README: \"Comparing runs and CI regression tracking\")",
+                     if the change is intended, refresh the baseline (docs/reports.md: \"Comparing runs and CI regression tracking\")",
                     b.dataset,
                     base.dir.display(),
                     b.dataset_fingerprint,

@@ -8,7 +8,8 @@
 //! is identical) and the costs; per repository; and paired comparisons between
 //! variants on the instances both scored (paired bootstrap of the Acc@k difference and
 //! an exact McNemar test). [`tables`] writes `report.md` and `report.csv`, [`plots`] the
-//! PNG and SVG figures.
+//! PNG and SVG figures, [`html`] `index.html` (the summary, the plots inlined, and a
+//! drill-down per instance, streamed from the run directories' CSVs and transcripts).
 //!
 //! For runs of an LLM agent (`navbench run --agent`), [`agent`] adds what the model
 //! cost per variant and, when one agent played every run, each variant against `text`
@@ -21,6 +22,7 @@
 
 pub mod agent;
 pub mod compare;
+pub mod html;
 pub mod markdown;
 pub mod merge;
 pub mod paired;
@@ -64,6 +66,9 @@ pub struct RunDescription {
     pub rows: usize,
     /// The agent that played it (`run.json`); `None`: scripted policies.
     pub agent: Option<AgentInfo>,
+    /// Each of its variants' label in the report (`variant`, or `variant@run` when
+    /// the variant's instances are in more than one run).
+    pub labels: BTreeMap<String, String>,
 }
 
 /// Everything a report is computed from.
@@ -89,6 +94,8 @@ pub struct ReportFiles {
     pub markdown: PathBuf,
     pub csv: PathBuf,
     pub plots: Vec<PathBuf>,
+    /// `index.html`: the whole report, with a drill-down per instance.
+    pub html: PathBuf,
 }
 
 /// Labels each (run, variant): the variant's name, or `variant@run` when the variant has
@@ -226,7 +233,8 @@ pub fn load(dirs: &[PathBuf], bootstrap: Bootstrap) -> anyhow::Result<ReportData
     let (tool_latency, variant_latency) = call_latency(&runs, &labels)?;
     let descriptions = runs
         .iter()
-        .map(|r| RunDescription {
+        .enumerate()
+        .map(|(i, r)| RunDescription {
             dir: r.dir.clone(),
             dataset: r
                 .info
@@ -246,6 +254,11 @@ pub fn load(dirs: &[PathBuf], bootstrap: Bootstrap) -> anyhow::Result<ReportData
                 .unwrap_or_default(),
             rows: r.rows.len(),
             agent: r.info.as_ref().and_then(|i| i.agent.clone()),
+            labels: labels
+                .iter()
+                .filter(|((run, _), _)| *run == i)
+                .map(|((_, v), l)| (v.clone(), l.clone()))
+                .collect(),
         })
         .collect();
     let players: Vec<(&str, Option<&crate::record::output::RunInfo>)> = runs
@@ -263,8 +276,10 @@ pub fn load(dirs: &[PathBuf], bootstrap: Bootstrap) -> anyhow::Result<ReportData
     })
 }
 
-/// Writes `report.md`, `report.csv` and the plots into `out` (created if needed).
-pub fn write(data: &ReportData, out: &Path) -> anyhow::Result<ReportFiles> {
+/// Writes `report.md`, `report.csv`, the plots and `index.html` into `out` (created if
+/// needed); `dataset` (`mini`, `dev` or a file) gives the page its issue texts when
+/// the runs' own dataset is not embedded.
+pub fn write(data: &ReportData, out: &Path, dataset: Option<&str>) -> anyhow::Result<ReportFiles> {
     std::fs::create_dir_all(out)
         .with_context(|| format!("cannot create report dir {}", out.display()))?;
     let stats = tables::compute(data);
@@ -276,19 +291,27 @@ pub fn write(data: &ReportData, out: &Path) -> anyhow::Result<ReportFiles> {
         .iter()
         .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .collect();
-    std::fs::write(&markdown, markdown::markdown(data, &stats, &plot_names))
+    let text = markdown::markdown(data, &stats, &plot_names);
+    std::fs::write(&markdown, &text)
         .with_context(|| format!("cannot write {}", markdown.display()))?;
+    let html = html::write(data, &text, &plots, out, dataset)?;
     Ok(ReportFiles {
         markdown,
         csv,
         plots,
+        html,
     })
 }
 
 /// `navbench report`: loads the runs, writes the report, returns what it wrote.
-pub fn run(dirs: &[PathBuf], out: &Path, bootstrap: Bootstrap) -> anyhow::Result<ReportFiles> {
+pub fn run(
+    dirs: &[PathBuf],
+    out: &Path,
+    bootstrap: Bootstrap,
+    dataset: Option<&str>,
+) -> anyhow::Result<ReportFiles> {
     let data = load(dirs, bootstrap)?;
-    write(&data, out)
+    write(&data, out, dataset)
 }
 
 #[cfg(test)]

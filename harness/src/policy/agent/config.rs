@@ -154,7 +154,7 @@ impl AgentConfig {
     }
 }
 
-/// Defaults of the optional keys (README: "Agents").
+/// Defaults of the optional keys (docs/agents.md).
 pub mod defaults {
     pub const MAX_TURNS: i64 = 20;
     pub const TOKEN_BUDGET: i64 = 200_000;
