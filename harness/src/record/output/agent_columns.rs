@@ -9,7 +9,7 @@
 use crate::policy::agent::{AgentStats, StopReason, UsageSource};
 
 /// The agent columns, in file order.
-pub const COLUMNS: [&str; 9] = [
+pub const COLUMNS: [&str; 10] = [
     "llm_turns",
     "prompt_tokens",
     "cached_tokens",
