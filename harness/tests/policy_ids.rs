@@ -115,16 +115,19 @@ fn list(cell: &str) -> Vec<&str> {
     cell.split(';').filter(|s| !s.is_empty()).collect()
 }
 
-/// Per language: (file, text, edit of the nested method, issue, gold function id,
-/// gold module id).
-fn nested_cases() -> Vec<(
+/// One language's case: (file, text, edit of the nested method, issue, gold function
+/// id, gold module id).
+type NestedCase = (
     &'static str,
     String,
     (&'static str, &'static str),
     &'static str,
     &'static str,
     &'static str,
-)> {
+);
+
+/// Per language, a method of a nested type.
+fn nested_cases() -> Vec<NestedCase> {
     vec![
         (
             "books/ledger.py",
