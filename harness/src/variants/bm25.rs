@@ -34,6 +34,12 @@
 //! 2. One `search_functions` call with the whole issue text and `top_k` [`TOP_K`] (the
 //!    100 documents CoRNStack's evaluation keeps per query).
 //! 3. [`docs_locations`] turns the ranked ids into files, modules and functions.
+//!
+//! The run then puts tests and derived code below source, as for every scripted
+//! policy ([`crate::policy::secondary`]); the corpus already leaves `test` paths out,
+//! so for `bm25` that moves only build output, bundles, vendored, minified and
+//! generated files, which the paper's Python repositories hardly have (dev and mini
+//! rankings are unchanged by it).
 
 use std::path::Path;
 
