@@ -317,4 +317,26 @@ def top(a):
             LineIds::default()
         );
     }
+
+    #[test]
+    fn nested_types_get_gold_ids() {
+        // Python: a class nested in a class counts for the outer class (gold's rule).
+        let py =
+            "class Ledger:\n    class Entry:\n        def settle(self):\n            return 1\n";
+        let ids = ids_in(&parse_module(py), "l.py", 4);
+        assert_eq!(ids.function.as_deref(), Some("l.py:Ledger"));
+        assert_eq!(ids.module.as_deref(), Some("l.py:Ledger"));
+        // Java: the inner class's method, module the inner class (as gold names them).
+        let java = "class Outer {\n    static class Inner {\n        int m() {\n            return 1;\n        }\n    }\n}\n";
+        let f = language_for_path("Outer.java").unwrap().parse(java);
+        let ids = lang_ids_in(&f, "Outer.java", 4);
+        assert_eq!(ids.function.as_deref(), Some("Outer.java:Outer.Inner.m"));
+        assert_eq!(ids.module.as_deref(), Some("Outer.java:Outer.Inner"));
+        // Rust: a method of an `impl` inside a `mod`.
+        let rs = "mod books {\n    pub struct B;\n    impl B {\n        pub fn merge(&self) -> u8 {\n            1\n        }\n    }\n}\n";
+        let f = language_for_path("b.rs").unwrap().parse(rs);
+        let ids = lang_ids_in(&f, "b.rs", 5);
+        assert_eq!(ids.function.as_deref(), Some("b.rs:books.B.merge"));
+        assert_eq!(ids.module.as_deref(), Some("b.rs:books.B"));
+    }
 }
