@@ -81,8 +81,9 @@ fn declared_text_reproduces_the_builtin_text_variant_on_mini() {
     ] {
         let a: f64 = builtin[m].parse().unwrap();
         let b: f64 = declared[m].parse().unwrap();
+        // summary.csv rounds to 4 decimals: one instance apart can read as 1.001.
         assert!(
-            (a - b).abs() * n <= 1.0 + 1e-9,
+            (a - b).abs() * n <= 1.0 + n * 1e-4,
             "{m}: built-in {a}, declared {b}: more than one instance apart"
         );
     }

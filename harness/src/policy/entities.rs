@@ -8,8 +8,11 @@
 //! the chain of definitions holding the line is the function (a method is
 //! `Type.method`, Go and Rust methods by their receiver or `impl` type; a constructor
 //! is its type; nested functions and closures belong to the callable around them); a
-//! line in a type but in none of its methods has only a module id; the module is the
-//! outermost type or function (namespaces such as a Rust `mod` only prefix names).
+//! line in a type but in none of its methods has only a module id; the module is
+//! gold's: the function's type (`Outer.Inner` for a method of a Java inner class) or
+//! the function itself, else the innermost type (namespaces such as a Rust `mod` only
+//! prefix names). A line in a Python class nested in a top-level class is the outer
+//! class at both levels, as LocAgent's gold counts it.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -168,6 +171,16 @@ pub fn ids_in(m: &ParsedModule, rel: &str, line: usize) -> LineIds {
         return LineIds::default();
     };
     let module = Some(format!("{rel}:{}", top.name));
+    // A line in a class nested in a top-level class counts for the outer class, as in
+    // LocAgent's gold (its `ast.walk` reaches the outer class first, and the line lies
+    // in it but in none of its direct methods).
+    if top.kind == EntityKind::Class && c.get(1).is_some_and(|e| e.kind == EntityKind::Class) {
+        return LineIds {
+            function: module.clone(),
+            module,
+            short_name: Some(top.name.clone()),
+        };
+    }
     // Walk down through classes; the first function met is the function answer.
     let mut names: Vec<&str> = Vec::new();
     for e in &c {
@@ -199,17 +212,26 @@ pub fn lang_ids_in(f: &ParsedFile, rel: &str, line: usize) -> LineIds {
         .into_iter()
         .filter(|d| d.kind != DefKind::Module)
         .collect();
-    let Some(top) = chain.first() else {
+    if chain.is_empty() {
         return LineIds::default();
-    };
-    // A Go method or a Rust impl method sits outside its type: its module is the type.
-    let module_name = match top.kind {
-        DefKind::Impl => top.qualname.clone(),
-        DefKind::Method | DefKind::Constructor => top
-            .container
-            .clone()
-            .unwrap_or_else(|| top.qualname.clone()),
-        _ => top.qualname.clone(),
+    }
+    // The module is gold's: the type of the first callable on the chain (a method's or
+    // constructor's container: `Outer.Inner` for a Java inner class, the receiver of a
+    // Go method, the `impl`'s type), the callable itself when it is a function, or the
+    // innermost type holding a line in none of its callables.
+    let first_callable = chain.iter().position(|d| d.kind.is_callable());
+    let module_name = match first_callable.map(|i| chain[i]) {
+        Some(d) if matches!(d.kind, DefKind::Method | DefKind::Constructor) => {
+            d.container.clone().unwrap_or_else(|| d.qualname.clone())
+        }
+        Some(d) => d.qualname.clone(),
+        None => chain
+            .iter()
+            .rev()
+            .find(|d| d.kind.is_type_body())
+            .unwrap_or(&chain[0])
+            .qualname
+            .clone(),
     };
     let module = Some(format!("{rel}:{module_name}"));
     for d in &chain {
@@ -294,5 +316,27 @@ def top(a):
             index.answer_ids_of(dir.path(), "p.py", "Nope"),
             LineIds::default()
         );
+    }
+
+    #[test]
+    fn nested_types_get_gold_ids() {
+        // Python: a class nested in a class counts for the outer class (gold's rule).
+        let py =
+            "class Ledger:\n    class Entry:\n        def settle(self):\n            return 1\n";
+        let ids = ids_in(&parse_module(py), "l.py", 4);
+        assert_eq!(ids.function.as_deref(), Some("l.py:Ledger"));
+        assert_eq!(ids.module.as_deref(), Some("l.py:Ledger"));
+        // Java: the inner class's method, module the inner class (as gold names them).
+        let java = "class Outer {\n    static class Inner {\n        int m() {\n            return 1;\n        }\n    }\n}\n";
+        let f = language_for_path("Outer.java").unwrap().parse(java);
+        let ids = lang_ids_in(&f, "Outer.java", 4);
+        assert_eq!(ids.function.as_deref(), Some("Outer.java:Outer.Inner.m"));
+        assert_eq!(ids.module.as_deref(), Some("Outer.java:Outer.Inner"));
+        // Rust: a method of an `impl` inside a `mod`.
+        let rs = "mod books {\n    pub struct B;\n    impl B {\n        pub fn merge(&self) -> u8 {\n            1\n        }\n    }\n}\n";
+        let f = language_for_path("b.rs").unwrap().parse(rs);
+        let ids = lang_ids_in(&f, "b.rs", 5);
+        assert_eq!(ids.function.as_deref(), Some("b.rs:books.B.merge"));
+        assert_eq!(ids.module.as_deref(), Some("b.rs:books.B"));
     }
 }

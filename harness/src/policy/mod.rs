@@ -8,8 +8,11 @@
 //! are comparable and CI can demand exact accuracy against a baseline. Their common
 //! steps are here: [`terms`] extracts identifiers, paths and traceback frames from an
 //! issue, [`code_search`] reads the codegraph server's search results, [`ranking`] keeps scores and fuses rankings, [`evidence`] weighs name matches,
-//! rolls entity scores up to modules and files and resolves quoted paths, and
-//! [`entities`] maps file lines to LocAgent's entity ids.
+//! rolls entity scores up to modules and files and resolves quoted paths,
+//! [`entities`] maps file lines to LocAgent's entity ids (gold's ids, nested types
+//! included), and [`secondary`] is every scripted policy's last step: tests and
+//! derived code (build output, bundles, vendored, minified and generated files) rank
+//! below source unless the issue names them.
 
 pub mod agent;
 pub mod agent_cmd;
@@ -20,6 +23,7 @@ pub mod frames;
 pub mod knobs;
 pub mod languages;
 pub mod ranking;
+pub mod secondary;
 pub mod terms;
 
 use std::collections::HashMap;

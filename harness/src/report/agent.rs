@@ -309,6 +309,7 @@ mod tests {
             variant_latency: Vec::new(),
             bootstrap: Bootstrap::default(),
             agent,
+            by_dataset: Default::default(),
         }
     }
 

@@ -15,6 +15,10 @@
 //! cost per variant and, when one agent played every run, each variant against `text`
 //! on the instances both scored ("Does the tool help the agent?", from [`paired`]).
 //!
+//! Runs of several datasets get a table of each variant beside the untuned `bm25`
+//! ([`difficulty`]): `bm25`'s drop from one dataset to another is the datasets'
+//! difficulty, a variant's drop beyond it is fitting.
+//!
 //! Several runs combine: shards of one run simply add up. When the same instance ×
 //! variant appears in more than one run (say, `text` before and after a change), each
 //! run's rows of that variant are kept apart as `variant@run-dir-name`, so the paired
@@ -22,6 +26,7 @@
 
 pub mod agent;
 pub mod compare;
+pub mod difficulty;
 pub mod html;
 pub mod markdown;
 pub mod merge;
@@ -86,6 +91,9 @@ pub struct ReportData {
     pub bootstrap: Bootstrap,
     /// Who played the runs.
     pub agent: AgentScope,
+    /// File Acc@5 and function Acc@10 per dataset and variant, for the table beside
+    /// `bm25` ([`difficulty`]).
+    pub by_dataset: difficulty::ByDataset,
 }
 
 /// The files a report wrote.
@@ -273,6 +281,7 @@ pub fn load(dirs: &[PathBuf], bootstrap: Bootstrap) -> anyhow::Result<ReportData
         variant_latency,
         bootstrap,
         agent: agent::scope(&players),
+        by_dataset: difficulty::by_dataset(&runs),
     })
 }
 

@@ -483,6 +483,7 @@ mod tests {
             variant_latency: Vec::new(),
             bootstrap: Bootstrap::default(),
             agent: crate::report::agent::AgentScope::Scripted,
+            by_dataset: Default::default(),
         }
     }
 

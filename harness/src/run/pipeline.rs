@@ -21,7 +21,7 @@ use crate::checkout::RepoCache;
 use crate::data::dataset::{Dataset, Instance, Locations};
 use crate::policy::agent::AgentStats;
 use crate::policy::agent_cmd;
-use crate::policy::{CallRecord, Driver, Task};
+use crate::policy::{CallRecord, Driver, Task, secondary};
 use crate::record::output::{
     self, InstanceRow, RunInfo, RunLock, RunOutput, STATUS_ANSWER_UNPARSED, STATUS_ERROR,
     STATUS_NO_GOLD, STATUS_OK,
@@ -288,7 +288,12 @@ async fn play(
             }
             (done.result, Some((done.stats, done.unparsed)))
         }
-        Policy::Scripted | Policy::Command(_) => (variant.localize(&mut driver, task).await, None),
+        Policy::Scripted | Policy::Command(_) => {
+            let found = variant.localize(&mut driver, task).await;
+            let issue = &task.instance.problem_statement;
+            let found = found.map(|loc| secondary::source_first(loc, task.workdir, issue));
+            (found, None)
+        }
     };
     let records = std::mem::take(&mut driver.records);
     let (stats, unparsed) = match agent {

@@ -15,6 +15,13 @@
 //! - modules: `path.py:` plus the id's first component (the class, or the function);
 //! - each level de-duplicated over the whole ranked list, then cut.
 //!
+//! Nested types read back as gold names them (the corpus keeps the outer types, see
+//! the server's `functions::corpus`): `Outer.java/Outer.Inner/method` →
+//! function `Outer.java:Outer.Inner.method`, module `Outer.java:Outer.Inner`; a method
+//! of a Python class nested in a class, `m.py/Outer.Inner/method`, → `m.py:Outer` at
+//! both levels (LocAgent's gold counts a nested class's lines for the outermost
+//! class). Top-level Python ids are the paper's, read the paper's way.
+//!
 //! The corpus, the index and the BM25 choices the paper leaves open (bm25s' Lucene
 //! BM25, k1 = 1.5, b = 0.75, its tokenizer and Snowball stems) are the server's:
 //! `navbench-codegraph --tools functions` (its `functions` module says why).
@@ -27,6 +34,12 @@
 //! 2. One `search_functions` call with the whole issue text and `top_k` [`TOP_K`] (the
 //!    100 documents CoRNStack's evaluation keeps per query).
 //! 3. [`docs_locations`] turns the ranked ids into files, modules and functions.
+//!
+//! The run then puts tests and derived code below source, as for every scripted
+//! policy ([`crate::policy::secondary`]); the corpus already leaves `test` paths out,
+//! so for `bm25` that moves only build output, bundles, vendored, minified and
+//! generated files, which the paper's Python repositories hardly have (dev and mini
+//! rankings are unchanged by it).
 
 use std::path::Path;
 
@@ -164,12 +177,19 @@ pub fn docs_locations(ids: &[String]) -> Locations {
         if entity.is_empty() {
             continue;
         }
-        push_unique(
-            &mut loc.functions,
-            format!("{file}:{}", entity.replace('/', ".")),
-        );
         let first = entity.split('/').next().unwrap_or(entity);
-        push_unique(&mut loc.modules, format!("{file}:{first}"));
+        // A Python class nested in another (`Outer.Inner/method`): LocAgent's gold
+        // counts its lines for the outermost class, at both levels.
+        let function = match first.split_once('.') {
+            Some((outer, _)) if file.ends_with(".py") => outer.to_string(),
+            _ => entity.replace('/', "."),
+        };
+        let module = match first.split_once('.') {
+            Some((outer, _)) if file.ends_with(".py") => outer,
+            _ => first,
+        };
+        push_unique(&mut loc.functions, format!("{file}:{function}"));
+        push_unique(&mut loc.modules, format!("{file}:{module}"));
     }
     loc.files.truncate(ANSWER_LEN);
     loc.modules.truncate(ANSWER_LEN);
@@ -242,6 +262,37 @@ mod tests {
             ]
         );
         assert_eq!(loc.modules[1], "gateway/queue/queue.go:Queue");
+    }
+
+    #[test]
+    fn docs_of_nested_types_read_back_as_gold_names_them() {
+        let loc = docs_locations(&ids(&[
+            "src/shop/Outer.java/Outer.Inner/method",
+            "web/shop.ts/Shop.Cart/total",
+            "src/w.rs/inner.W/get",
+            "src/w.rs/inner.parse",
+            "pkg/shop.py/Cart.Line/cost",
+        ]));
+        assert_eq!(
+            loc.functions,
+            [
+                "src/shop/Outer.java:Outer.Inner.method",
+                "web/shop.ts:Shop.Cart.total",
+                "src/w.rs:inner.W.get",
+                "src/w.rs:inner.parse",
+                "pkg/shop.py:Cart"
+            ]
+        );
+        assert_eq!(
+            loc.modules,
+            [
+                "src/shop/Outer.java:Outer.Inner",
+                "web/shop.ts:Shop.Cart",
+                "src/w.rs:inner.W",
+                "src/w.rs:inner.parse",
+                "pkg/shop.py:Cart"
+            ]
+        );
     }
 
     #[test]

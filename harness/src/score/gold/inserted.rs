@@ -1,65 +1,34 @@
-//! A method inserted into an existing class as part of the edit of the method before
-//! it: the class itself counts as edited, as in LocAgent's published gold.
+//! A method added to an existing class edits the class, as in LocAgent's published
+//! gold.
 //!
 //! LocAgent's rules (see [`super::units`]) map an added line against the patched file,
 //! so every line of a new method maps to that method, which did not exist: the method
-//! is *added* and its class an added module, not an edited one. That holds for the
-//! common shape git writes, where an unchanged blank line separates the new method
-//! from the method before it. LocAgent's published gold (`czlll/SWE-bench_Lite`
-//! `edit_functions`) lists the class itself as edited in two shapes where git attaches
-//! the new method to the previous method's lines instead:
-//! - a `def` inserted directly after an existing method's last line, in a hunk whose
-//!   header and leading context belong to that method;
-//! - a helper inserted between two methods the patch also edits (the run of added
-//!   lines that holds the helper starts right after the replaced last line of the
-//!   method before it).
+//! is *added*, and by the script (`gen_oracle_locations.py`) its class only an added
+//! module. LocAgent's published gold (`czlll/SWE-bench_Lite` `edit_functions`) lists
+//! the class itself among the edited functions in every one of its seven instances
+//! (of 274) that add a method to an existing class, whatever lies around the method:
+//! after an unchanged blank line, right after the previous method's last line, between
+//! two methods the patch also edits, at the end of the class.
 //!
-//! The rule covering both: when a run of added lines holds a line of a new direct
-//! method of class `C`, `C` exists at the base commit, and the line just before the
-//! run (context or deleted) is the last line of an existing direct method of `C`, then
-//! `C` is edited. The new method itself stays added. LocAgent's script as published
-//! (`gen_oracle_locations.py`) gives `added` in both shapes; which step of the pipeline
-//! behind the published gold does otherwise is not in the repository, so this rule is
-//! fitted to those shapes and no wider: a method appended after an unchanged blank line
-//! is still only added.
+//! The rule: when an added line's unit is a method `C.m` that the base commit does not
+//! have, and the base commit's file declares the type `C` ([`Structure::declares_type`]),
+//! then `C` is edited. The method itself stays added (not an edited function). A new
+//! class with methods edits nothing (`C` is not in the base commit); a top-level
+//! function is no method. It holds for every language with a front end: `C` is the
+//! method's container as gold names it (`Outer.Inner` for a Java inner class, the
+//! receiver type for Go, the `impl`'s type for Rust; see [`super::lang`] for what a
+//! file declares). Python's nested classes need nothing more: a line anywhere in a
+//! nested class already counts for the outermost class ([`super::units`]).
 
 use super::units::{GoldUnit, Structure};
-use crate::data::patch::{Hunk, LineKind};
 
-/// For each line of `hunk`: when it is an added line, the old line number (shifted by
-/// the hunk's `offset`) of the context or deleted line just before its run of added
-/// lines; `None` for other lines and for a run that opens the hunk.
-pub(super) fn run_anchors(hunk: &Hunk, offset: isize) -> Vec<Option<usize>> {
-    let mut anchors = Vec::with_capacity(hunk.lines.len());
-    let mut anchor: Option<usize> = None;
-    for line in &hunk.lines {
-        match line.kind {
-            LineKind::Add => anchors.push(anchor),
-            LineKind::Context | LineKind::Delete => {
-                anchors.push(None);
-                anchor = line
-                    .old_line
-                    .and_then(|n| n.checked_add_signed(offset))
-                    .filter(|&n| n > 0);
-            }
-        }
-    }
-    anchors
-}
-
-/// The class an added line's `unit` makes edited by the rule in the module docs: `unit`
-/// is a method the base commit (`old`) does not have, and `anchor` (from
-/// [`run_anchors`]) is the last line of an existing method of the same class.
-pub(super) fn class_edited_by_insertion(
-    unit: &GoldUnit,
-    anchor: Option<usize>,
-    old: &dyn Structure,
-) -> Option<GoldUnit> {
+/// The class an added line's `unit` makes edited by the rule in the module docs:
+/// `unit` is a method the base commit (`old`) does not have, of a type `old` declares.
+pub(super) fn class_edited_by_new_method(unit: &GoldUnit, old: &dyn Structure) -> Option<GoldUnit> {
     let GoldUnit::Method { class, .. } = unit else {
         return None;
     };
-    let anchor = anchor?;
-    if old.unit_exists(unit) || !old.method_ends_at(class, anchor) {
+    if old.unit_exists(unit) || !old.declares_type(class) {
         return None;
     }
     Some(GoldUnit::Class {
@@ -89,6 +58,10 @@ class Cart:
 
     def clear(self):
         self.items = []
+
+    class Line:
+        def cost(self):
+            return 1
 
 
 def make():
@@ -138,8 +111,8 @@ def make():
 -        self.items = []
 +        self.items.clear()
  
- 
- def make():
+     class Line:
+         def cost(self):
 ";
         let g = derive(patch, SHOP);
         assert_eq!(
@@ -155,9 +128,10 @@ def make():
     }
 
     #[test]
-    fn gold_method_after_an_unchanged_blank_line_stays_added() {
-        // git's usual layout: the blank line after `add` is context, so the new method
-        // is not attached to `add`'s lines; nothing existing is edited.
+    fn gold_method_after_an_unchanged_blank_line_edits_the_class() {
+        // git's usual layout: the blank line after `add` is context and the new method
+        // is separated from both neighbours by blank lines; the published gold still
+        // lists the class.
         let patch = "\
 --- a/pkg/shop.py
 +++ b/pkg/shop.py
@@ -173,31 +147,88 @@ def make():
  
 ";
         let g = derive(patch, SHOP);
-        assert!(g.locations.functions.is_empty(), "{:?}", g.locations);
-        assert!(g.locations.modules.is_empty(), "{:?}", g.locations);
+        assert_eq!(g.locations.functions, ["pkg/shop.py:Cart"]);
+        assert_eq!(g.locations.modules, ["pkg/shop.py:Cart"]);
         assert_eq!(g.added_functions, ["pkg/shop.py:Cart.count"]);
         assert_eq!(g.added_modules, ["pkg/shop.py:Cart"]);
     }
 
     #[test]
-    fn gold_new_function_after_a_methods_last_line_edits_nothing() {
-        // A top-level function (not a method of `Cart`) appended after the class.
+    fn gold_method_at_the_end_of_the_class_edits_the_class() {
         let patch = "\
 --- a/pkg/shop.py
 +++ b/pkg/shop.py
-@@ -8,6 +8,9 @@ def total(self):
+@@ -13,6 +13,9 @@ def clear(self):
+         def cost(self):
+             return 1
  
-     def clear(self):
-         self.items = []
++    def empty(self):
++        return not self.items
 +
-+def empty():
-+    return Cart()
+ 
+ def make():
+     return Cart()
+";
+        let g = derive(patch, SHOP);
+        assert_eq!(g.locations.functions, ["pkg/shop.py:Cart"]);
+        assert_eq!(g.added_functions, ["pkg/shop.py:Cart.empty"]);
+    }
+
+    #[test]
+    fn gold_method_added_to_a_nested_class_edits_the_outer_class() {
+        // A line in a nested class counts for the outermost class (ast.walk order).
+        let patch = "\
+--- a/pkg/shop.py
++++ b/pkg/shop.py
+@@ -12,6 +12,9 @@ def clear(self):
+     class Line:
+         def cost(self):
+             return 1
++
++        def tax(self):
++            return 0
  
  
  def make():
 ";
         let g = derive(patch, SHOP);
+        assert_eq!(g.locations.functions, ["pkg/shop.py:Cart"]);
+        assert_eq!(g.locations.modules, ["pkg/shop.py:Cart"]);
+        assert!(g.added_functions.is_empty(), "{:?}", g.added_functions);
+    }
+
+    #[test]
+    fn gold_new_class_with_methods_and_new_function_edit_nothing() {
+        let patch = "\
+--- a/pkg/shop.py
++++ b/pkg/shop.py
+@@ -16,3 +16,14 @@ def cost(self):
+ 
+ def make():
+     return Cart()
++
++
++class Basket:
++    def add(self, item):
++        return item
++
++    def total(self):
++        return 0
++
++def empty():
++    return Cart()
+";
+        let g = derive(patch, SHOP);
         assert!(g.locations.functions.is_empty(), "{:?}", g.locations);
-        assert_eq!(g.added_functions, ["pkg/shop.py:empty"]);
+        assert!(g.locations.modules.is_empty(), "{:?}", g.locations);
+        assert_eq!(
+            g.added_functions,
+            [
+                "pkg/shop.py:Basket",
+                "pkg/shop.py:Basket.add",
+                "pkg/shop.py:Basket.total",
+                "pkg/shop.py:empty"
+            ]
+        );
     }
 }

@@ -20,11 +20,18 @@
 //!    neither has a line holding no code (blank, comment only): LocAgent skips blank
 //!    and `#` lines in Python.
 //!
+//! The [`super::inserted`] rule holds here too: a method added to a type the file
+//! declares at the base commit edits that type. "Declares" is [`Structure::declares_type`]:
+//! a type or Rust `impl` block of that qualified name in the file (`Outer.Inner` for a
+//! Java inner class, `Cart` for a Go receiver type declared by a `type Cart struct` of
+//! the same file, `Cart` for a Rust `impl Cart` block or `struct Cart`). A Go method
+//! added in a file that only holds other methods of a type declared elsewhere in the
+//! package edits nothing: `path:Type` names no definition of that file.
+//!
 //! Not carried over from Python: the `ast.walk` quirks (a function named like an
-//! earlier class's method is not excluded here), the class-docstring and module-level
-//! assignment skips (the lines are outside every unit anyway or are comments), and
-//! the [`super::inserted`] rule (fitted to LocAgent's published Python gold; no such
-//! gold exists for other languages).
+//! earlier class's method is not excluded here) and the class-docstring and
+//! module-level assignment skips (the lines are outside every unit anyway or are
+//! comments).
 
 use navbench_lang::{DefKind, Language, ParsedFile};
 
@@ -121,8 +128,11 @@ impl Structure for LangModule {
         self.gold_unit_exists(unit)
     }
 
-    fn method_ends_at(&self, _class: &str, _line: usize) -> bool {
-        false // the `inserted` rule is Python's alone (see the module docs)
+    fn declares_type(&self, class: &str) -> bool {
+        self.parsed
+            .definitions
+            .iter()
+            .any(|d| d.kind.is_type_body() && d.qualname == class)
     }
 }
 

@@ -226,15 +226,6 @@ impl GoldModule {
         }
     }
 
-    /// Whether the first class called `class` (walk order) has a direct method whose
-    /// last line is `line`.
-    pub fn method_ends_at(&self, class: &str, line: usize) -> bool {
-        self.gold_classes
-            .iter()
-            .find(|&&c| self.entity(c).name == class)
-            .is_some_and(|&c| self.direct_methods(c).any(|m| m.end_line == line))
-    }
-
     /// Whether `line` is part of an import statement.
     pub fn is_import_line(&self, line: usize) -> bool {
         self.parsed.imports.iter().any(|r| r.contains(line))
@@ -264,9 +255,9 @@ pub(super) trait Structure {
     fn unit_for(&self, content: &str, line: usize) -> Option<GoldUnit>;
     /// Whether `unit` exists in this structure (an added line's unit then is edited).
     fn unit_exists(&self, unit: &GoldUnit) -> bool;
-    /// Whether the first type called `class` has a direct method ending at `line` (the
-    /// [`inserted`] rule).
-    fn method_ends_at(&self, class: &str, line: usize) -> bool;
+    /// Whether this structure declares the type `class` (by the unit's name), so that a
+    /// method added to it edits an existing class (the [`super::inserted`] rule).
+    fn declares_type(&self, class: &str) -> bool;
 }
 
 impl Structure for GoldModule {
@@ -282,8 +273,10 @@ impl Structure for GoldModule {
         self.gold_unit_exists(unit)
     }
 
-    fn method_ends_at(&self, class: &str, line: usize) -> bool {
-        GoldModule::method_ends_at(self, class, line)
+    fn declares_type(&self, class: &str) -> bool {
+        self.gold_unit_exists(&GoldUnit::Class {
+            class: class.to_string(),
+        })
     }
 }
 

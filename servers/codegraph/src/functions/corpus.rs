@@ -11,7 +11,11 @@
 //! - Methods: the direct `def`s of every class anywhere in the file (nested and local
 //!   classes too): id `path.py/Class/method` (the class's bare name), text
 //!   `id + "\n" + "class Class:" + source`, the `class` line glued to the method's first
-//!   line as SweRank writes it.
+//!   line as SweRank writes it. One departure: a class nested directly in other
+//!   classes is named with them, `path.py/Outer.Inner/method`, where SweRank writes
+//!   `Inner` alone, an id that reads back as `path.py:Inner.method`, which no gold
+//!   ever holds (LocAgent's gold counts a nested class's lines for the outer class);
+//!   the read-back (`navbench`'s bm25 variant) turns the dotted class into gold's id.
 //! - Functions: every other `def` in `ast.walk` order (nested functions included) whose
 //!   name is not, when the walk reaches it, the name of a direct method of a class
 //!   reached earlier: id `path.py/name` (the bare name), text `id + "\n" + source`.
@@ -24,9 +28,11 @@
 //!
 //! The other languages navbench reads (TS/JS, Java, Go, Rust; [`lang_documents`]) get
 //! the same shape from their `navbench-lang` definitions, since no published corpus
-//! exists for them: a method (or constructor) of a type is `path/Type/name` (the
-//! type's bare name; Go methods by receiver, Rust methods by `impl` type), every other
-//! function `path/name` (nested functions and closures bound to a name too), text
+//! exists for them: a method (or constructor) of a type is `path/Type/name`, the type
+//! by its qualified name as gold names it (`Outer.Inner` for a Java inner class,
+//! `ns.Cart` in a TS namespace, `inner.Cart` in a Rust `mod`; Go methods by receiver,
+//! Rust methods by `impl` type), a module-level function `path/qualname`
+//! (`inner.parse`), a nested function or closure bound to a name `path/name`, text
 //! `id + "\n" + source`, and a file the parser had to recover from still counts.
 //!
 //! Deliberate differences: `async def`s are functions and methods here (SweRank's copy
@@ -169,14 +175,29 @@ pub fn file_documents(rel: &str, text: &str) -> Option<Vec<FunctionDoc>> {
     }
     for &c in &classes {
         let class = &entities[c];
+        let owner = class_path(entities, c);
         for &m in &methods[c] {
             let e = &entities[m];
-            let id = format!("{rel}/{}/{}", class.name, e.name);
+            let id = format!("{rel}/{owner}/{}", e.name);
             let text = format!("{id}\nclass {}:{}", class.name, source_of(&lines, e));
             docs.insert(id, rel, e, text);
         }
     }
     Some(docs.docs)
+}
+
+/// The class part of a method's id for class `c`: its bare name, or, for a class
+/// nested directly in other classes, the enclosing classes' names and its own joined
+/// by `.` (`Cart.Line`), so that the id keeps the outer class (see the module docs).
+fn class_path(entities: &[Entity], c: usize) -> String {
+    let mut names = vec![entities[c].name.as_str()];
+    let mut at = entities[c].parent;
+    while let Some(p) = at.filter(|&p| entities[p].kind == EntityKind::Class) {
+        names.push(&entities[p].name);
+        at = entities[p].parent;
+    }
+    names.reverse();
+    names.join(".")
 }
 
 /// The documents of a file in another language (see the module docs), in source
@@ -190,8 +211,12 @@ pub fn lang_documents(rel: &str, text: &str, language: &dyn Language) -> Vec<Fun
             DefKind::Method | DefKind::Constructor => d.container.as_deref(),
             _ => None,
         };
+        // The type's qualified name (`Outer.Inner`, `inner.Cart` in a Rust `mod`) and a
+        // module-level function's (`inner.parse`): the ids gold gives them. Nested
+        // functions keep their bare name, as in the Python corpus.
         let id = match owner {
-            Some(t) => format!("{rel}/{}/{}", t.rsplit('.').next().unwrap_or(t), d.name),
+            Some(t) => format!("{rel}/{t}/{}", d.name),
+            None if d.module_level => format!("{rel}/{}", d.qualname),
             None => format!("{rel}/{}", d.name),
         };
         let end = d.end_line.min(lines.len());

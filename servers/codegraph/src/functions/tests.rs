@@ -75,7 +75,9 @@ fn functions_corpus_is_swerank_format() {
             "pkg/shop.py/Cart/size",
             "pkg/shop.py/Cart/total",
             "pkg/shop.py/Cart/refresh",
-            "pkg/shop.py/Line/cost",
+            // A class nested in a class keeps its outer class; a local class (in a
+            // function) is named alone, as SweRank does.
+            "pkg/shop.py/Cart.Line/cost",
             "pkg/shop.py/Local/hidden",
         ]
     );
@@ -196,6 +198,24 @@ fn other_languages_give_documents_in_the_same_format() {
     );
     assert_eq!(docs[1].id, "web/cart.ts/fmt");
     assert_eq!(file_documents("README.md", "# x\n"), None);
+    // Nested types keep their outer types, as gold names them; a module-level function
+    // in a Rust `mod` its module; a nested function its bare name.
+    let java = "package p;\n\npublic class Outer {\n    static class Inner {\n        int method() {\n            return 1;\n        }\n    }\n}\n";
+    assert_eq!(
+        ids("src/p/Outer.java", java),
+        ["src/p/Outer.java/Outer.Inner/method"]
+    );
+    let ts = "export namespace Shop {\n  export class Cart {\n    total(): number {\n      return 0;\n    }\n  }\n}\n";
+    assert_eq!(ids("web/shop.ts", ts), ["web/shop.ts/Shop.Cart/total"]);
+    let rs = "mod inner {\n    pub struct W;\n    impl W {\n        pub fn get(&self) -> u8 {\n            1\n        }\n    }\n    pub fn parse() {\n        fn helper() {}\n    }\n}\n";
+    assert_eq!(
+        ids("src/w.rs", rs),
+        [
+            "src/w.rs/inner.W/get",
+            "src/w.rs/inner.parse",
+            "src/w.rs/helper"
+        ]
+    );
     let dir = tempfile::tempdir().expect("tempdir");
     write(dir.path(), "q/queue.go", go.as_bytes());
     write(

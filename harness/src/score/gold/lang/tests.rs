@@ -1,5 +1,6 @@
 //! Gold fixtures per language, each a real `git diff` of a repository the test writes:
-//! a method added to an existing type, a field changed, a free function, a nested
+//! a method added to an existing type (which edits the type, [`super::super::inserted`]),
+//! to a nested type, to a new type (edits nothing), a field changed, a free function, a nested
 //! function or closure, a renamed file.
 
 use super::super::test_git::{git, show, write};
@@ -99,7 +100,7 @@ fn gold_typescript() {
         p,
         TS,
         &[("  total(): number {", added)],
-        (&[], &[], &["Cart.count"]),
+        (&["Cart"], &["Cart"], &["Cart.count"]),
     );
     check(
         p,
@@ -155,7 +156,7 @@ fn gold_jsx_and_tsx() {
             p,
             JSX,
             &[("  render() {", added)],
-            (&[], &[], &["Counter.reset"]),
+            (&["Counter"], &["Counter"], &["Counter.reset"]),
         );
         check(
             p,
@@ -231,7 +232,7 @@ fn gold_java() {
         p,
         JAVA,
         &[("    public int total() {", added)],
-        (&[], &[], &["Cart.count"]),
+        (&["Cart"], &["Cart"], &["Cart.count"]),
     );
     check(
         p,
@@ -302,7 +303,7 @@ fn gold_go() {
         p,
         GO,
         &[("func Describe(", added)],
-        (&[], &[], &["Cart.Count"]),
+        (&["Cart"], &["Cart"], &["Cart.Count"]),
     );
     check(
         p,
@@ -361,7 +362,7 @@ fn gold_rust() {
         p,
         RUST,
         &[("    pub fn total(", added)],
-        (&[], &[], &["Cart.count"]),
+        (&["Cart"], &["Cart"], &["Cart.count"]),
     );
     check(
         p,
@@ -411,4 +412,73 @@ new file mode 100644
     assert!(g.locations.files.is_empty());
     assert_eq!(g.added_functions, ["src/fresh.ts:fresh"]);
     assert_eq!(g.added_modules, ["src/fresh.ts:fresh"]);
+}
+
+#[test]
+fn gold_added_methods_edit_existing_types_only() {
+    // Java: a method added to an inner class edits `Outer.Inner`; a new nested class
+    // with a method edits nothing that existed.
+    let p = "src/main/java/shop/Cart.java";
+    let inner = "        int price() {\n            return 1;\n        }\n\n        int weight() {\n            return 0;\n        }";
+    check(
+        p,
+        JAVA,
+        &[(
+            "        int price() {\n            return 1;\n        }",
+            inner,
+        )],
+        (&["Cart.Item"], &["Cart.Item"], &["Cart.Item.weight"]),
+    );
+    let fresh = "    static class Fee {\n        int amount() {\n            return 2;\n        }\n    }\n\n    static class Item {";
+    let g = gold_of(p, JAVA, &[("    static class Item {", fresh)], None);
+    assert!(g.locations.functions.is_empty(), "{g:?}");
+    assert_eq!(
+        g.added_functions,
+        ids(p, &["Cart.Fee", "Cart.Fee.amount"]),
+        "{g:?}"
+    );
+
+    // TypeScript: a new class with methods after an existing one edits nothing.
+    let p = "src/cart.ts";
+    let g = gold_of(
+        p,
+        TS,
+        &[(
+            "export function makeCart",
+            "export class Basket {\n  size(): number {\n    return 0;\n  }\n}\n\nexport function makeCart",
+        )],
+        None,
+    );
+    assert!(g.locations.functions.is_empty(), "{g:?}");
+    assert_eq!(
+        g.added_functions,
+        ids(p, &["Basket", "Basket.size"]),
+        "{g:?}"
+    );
+
+    // Rust: a method in a new `impl` block of a struct the file declares edits the
+    // struct; a method of a type the file does not declare edits nothing.
+    let p = "src/cart.rs";
+    let more = "impl Cart {\n    pub fn empty(&self) -> bool {\n        self.items.is_empty()\n    }\n}\n\npub fn describe(";
+    check(
+        p,
+        RUST,
+        &[("pub fn describe(", more)],
+        (&["Cart"], &["Cart"], &["Cart.empty"]),
+    );
+    let foreign =
+        "impl Other {\n    pub fn zero() -> u32 {\n        0\n    }\n}\n\npub fn describe(";
+    let g = gold_of(p, RUST, &[("pub fn describe(", foreign)], None);
+    assert!(g.locations.functions.is_empty(), "{g:?}");
+    assert_eq!(g.added_functions, ids(p, &["Other", "Other.zero"]), "{g:?}");
+
+    // Go: the receiver type must be declared in the file; a file that only holds
+    // methods of a type declared elsewhere in the package gains a method: nothing
+    // existing is edited.
+    let p = "store/cart_ops.go";
+    let ops = "package store\n\nfunc (c *Cart) Clear() {\n\tc.items = nil\n}\n";
+    let added = "}\n\nfunc (c *Cart) Len() int {\n\treturn len(c.items)\n}\n";
+    let g = gold_of(p, ops, &[("}\n", added)], None);
+    assert!(g.locations.functions.is_empty(), "{g:?}");
+    assert_eq!(g.added_functions, ids(p, &["Cart.Len"]), "{g:?}");
 }
