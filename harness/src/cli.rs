@@ -184,7 +184,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE|NAME")]
     pub agent: Option<String>,
     /// With --agent: answer each model request from DIR when it was recorded there, and
-    /// record it otherwise; a rerun replays the run without the endpoint.
+    /// record it otherwise; a rerun replays the run without the endpoint, and a copy of
+    /// DIR replays it under another --cache or on another machine. Default:
+    /// `<out>/llm-cache`.
     #[arg(long, value_name = "DIR", requires = "agent")]
     pub llm_cache: Option<PathBuf>,
     /// An external agent plays every variant: this shell command runs per instance ×
@@ -452,12 +454,12 @@ async fn run_command(a: RunArgs) -> anyhow::Result<i32> {
         (Some(spec), None) => {
             use crate::policy::agent::{Agent, AgentConfig, LlmCache, config};
             let cfg = AgentConfig::load(&config::locate(spec)?)?;
-            let cache = a.llm_cache.as_deref().map(LlmCache::open).transpose()?;
-            pipeline::Policy::Agent(std::sync::Arc::new(Agent::new(
-                cfg,
-                cache,
-                a.server.tokenizer,
-            )?))
+            let dir = a.llm_cache.unwrap_or_else(|| out.join("llm-cache"));
+            let cache = Some(LlmCache::open(&dir)?);
+            pipeline::Policy::Agent(std::sync::Arc::new(
+                Agent::new(cfg, cache, a.server.tokenizer)?
+                    .with_transcripts(out.join("transcripts")),
+            ))
         }
     };
     let cfg = RunConfig {

@@ -12,7 +12,9 @@
 //!
 //! For runs of an LLM agent (`navbench run --agent`), [`agent`] adds what the model
 //! cost per variant and, when one agent played every run, each variant against `text`
-//! on the instances both scored ("Does the tool help the agent?", from [`paired`]).
+//! on the instances both scored ("Does the tool help the agent?", from [`paired`]);
+//! for any agent's runs (`--agent-cmd` too), [`answers`] shows how many answer lines
+//! each variant had read and dropped.
 //!
 //! Several runs combine: shards of one run simply add up. When the same instance ×
 //! variant appears in more than one run (say, `text` before and after a change), each
@@ -20,6 +22,7 @@
 //! comparisons set them against each other.
 
 pub mod agent;
+pub mod answers;
 pub mod compare;
 pub mod markdown;
 pub mod merge;

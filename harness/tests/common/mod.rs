@@ -6,6 +6,7 @@
 use std::process::Command;
 
 pub mod endpoint;
+pub mod replay;
 pub mod repo;
 
 /// `shop/store.py` as the test repositories hold it.

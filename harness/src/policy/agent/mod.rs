@@ -8,16 +8,19 @@
 //!    time: the agent starts on an indexed repository, as LocAgent's does;
 //! 2. the conversation opens with one system prompt and one task prompt for every
 //!    variant ([`prompt`]), the server's `instructions` appended, and the server's
-//!    tools offered verbatim ([`tools`]);
+//!    tools offered verbatim ([`tools`]); the model sees the checkout at the virtual
+//!    root `/repo` ([`roots`]), in the prompt, the tool results and `calls.csv`;
 //! 3. each turn is one Chat Completions request ([`chat::ChatClient`], answered from
 //!    the [`cache::LlmCache`] when recorded); each tool call the model makes goes to the
 //!    server through the [`Driver`], so `calls.csv` records it as it records the
 //!    scripted policies' calls, and its result goes back verbatim, cut at a token limit;
 //! 4. the model's first message without tool calls is its answer, read by [`answer`]
-//!    into the ranking the scorer reads. A model that never answers stops at
+//!    into the ranking the scorer reads (with the lines read and dropped). A model that never answers stops at
 //!    `max_turns` or the token budget; every end is an [`AgentStats::stop_reason`].
 //!
-//! Everything the model and the tools said is kept in a [`transcript::Transcript`].
+//! Everything the model and the tools said is kept in a [`transcript::Transcript`],
+//! appended to disk as it happens when the run gives a directory
+//! ([`Agent::with_transcripts`]).
 //!
 //! ```no_run
 //! # async fn demo(driver: &mut navbench::policy::Driver<'_>, task: &navbench::policy::Task<'_>) -> anyhow::Result<()> {
@@ -36,6 +39,7 @@ pub mod cache;
 pub mod chat;
 pub mod config;
 pub mod prompt;
+pub mod roots;
 pub mod tools;
 pub mod transcript;
 
@@ -47,6 +51,7 @@ pub use config::AgentConfig;
 
 use crate::data::dataset::Locations;
 use crate::policy::{Driver, Task};
+use crate::record::output::answer_columns::AnswerCounts;
 use crate::score::tokens::Tokenizer;
 use crate::variants::Variant;
 use chat::{ChatClient, ChatError, Usage};
@@ -137,6 +142,8 @@ pub struct AgentOutcome {
     pub result: anyhow::Result<Locations>,
     /// The model answered, but named no location: scored as empty, `answer_unparsed`.
     pub unparsed: bool,
+    /// What reading the answer found; `None` when the model never answered.
+    pub answer: Option<AnswerCounts>,
     pub stats: AgentStats,
     pub transcript: Transcript,
 }
@@ -146,6 +153,8 @@ pub struct Agent {
     pub cfg: AgentConfig,
     client: ChatClient,
     tokenizer: Tokenizer,
+    /// Where transcripts are appended turn by turn ([`Agent::with_transcripts`]).
+    transcripts: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -181,7 +190,16 @@ impl Agent {
             cfg,
             client,
             tokenizer,
+            transcripts: None,
         })
+    }
+
+    /// Appends each conversation's transcript to `<dir>/<instance>__<variant>.jsonl`
+    /// as it happens, synced line by line ([`transcript::Transcript::create`]);
+    /// without it, transcripts are kept in memory for the caller to write.
+    pub fn with_transcripts(mut self, dir: std::path::PathBuf) -> Agent {
+        self.transcripts = Some(dir);
+        self
     }
 
     /// Checks the endpoint before the first instance (see
@@ -202,27 +220,31 @@ impl Agent {
         instructions: Option<&str>,
     ) -> AgentOutcome {
         let mut stats = AgentStats::default();
-        let mut transcript = Transcript::default();
+        let mut transcript = self.open_transcript(task, variant.name());
         let offered = tools::function_tools(tools);
         transcript.push(json!({"role": "tools", "tools": offered}));
+        let roots = roots::Roots::new(task.workdir);
+        driver.set_view(roots.clone());
         if let Err(e) = variant.setup(driver, task).await {
             stats.stop_reason = StopReason::SetupFailed;
             return AgentOutcome {
                 result: Err(e.context("the variant's setup failed before the first turn")),
                 unparsed: false,
+                answer: None,
                 stats,
                 transcript,
             };
         }
         let mut messages = vec![
-            json!({"role": "system", "content": prompt::system(instructions)}),
-            json!({"role": "user", "content": prompt::task(task.workdir, &task.instance.problem_statement)}),
+            json!({"role": "system", "content": roots.to_model(&prompt::system(instructions))}),
+            json!({"role": "user", "content": prompt::task(std::path::Path::new(roots::VIRTUAL_ROOT), &task.instance.problem_statement)}),
         ];
         transcript.push(messages[0].clone());
         transcript.push(messages[1].clone());
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         let mut result = Ok(Locations::default());
         let mut unparsed = false;
+        let mut read = None;
         loop {
             if stats.llm_turns >= self.cfg.max_turns {
                 stats.stop_reason = StopReason::MaxTurns;
@@ -269,18 +291,16 @@ impl Agent {
             let calls = asked_calls(&message, stats.llm_turns);
             if calls.is_empty() {
                 let text = message.get("content").and_then(Value::as_str).unwrap_or("");
-                let named = answer::parse_lines(text, task.workdir);
-                unparsed = named.is_empty();
-                let loc = answer::to_locations(&named, task.workdir);
-                transcript.push(json!({"role": "navbench", "answer": text, "parsed": named.iter().map(|n| match &n.qualname {
-                    Some(q) => format!("{}:{q}", n.path), None => n.path.clone() }).collect::<Vec<_>>()}));
-                result = Ok(loc);
+                let a = read_answer(text, task.workdir, &mut transcript);
+                unparsed = a.named.is_empty();
+                read = Some(AnswerCounts::of(&a));
+                result = Ok(a.locations);
                 stats.stop_reason = StopReason::Answered;
                 break;
             }
             messages.push(assistant_echo(&message, &calls));
             for call in calls {
-                let (content, line) = self.run_call(driver, &names, &call).await;
+                let (content, line) = self.run_call(driver, &names, &call, &roots).await;
                 transcript.push(line);
                 messages.push(json!({"role": "tool", "tool_call_id": call.id, "content": content}));
             }
@@ -300,9 +320,22 @@ impl Agent {
         AgentOutcome {
             result,
             unparsed,
+            answer: read,
             stats,
             transcript,
         }
+    }
+
+    /// The pair's transcript: on disk under [`Agent::with_transcripts`]'s directory
+    /// when given (in memory, with a warning, when the file cannot be made).
+    fn open_transcript(&self, task: &Task<'_>, variant: &str) -> Transcript {
+        let Some(dir) = &self.transcripts else {
+            return Transcript::default();
+        };
+        Transcript::create(dir, &task.instance.instance_id, variant).unwrap_or_else(|e| {
+            tracing::warn!("transcript kept in memory only: {e:#}");
+            Transcript::default()
+        })
     }
 
     /// One Chat Completions body: the whole conversation, the tools, sampling and limits.
@@ -358,6 +391,7 @@ impl Agent {
         driver: &mut Driver<'_>,
         names: &[&str],
         call: &AskedCall,
+        roots: &roots::Roots,
     ) -> (String, Value) {
         let refused = match &call.args {
             _ if !names.contains(&call.name.as_str()) => Some(format!(
@@ -378,13 +412,13 @@ impl Agent {
                 "arguments": call.raw_args, "content": content, "is_error": true, "latency_ms": 0.0});
             return (content, line);
         }
-        let args = call.args.clone().unwrap_or(Value::Null);
+        let args = roots.to_server(call.args.as_ref().unwrap_or(&Value::Null));
         let out = driver.call(&call.name, args).await;
-        let text = if out.is_error {
+        let text = roots.to_model(&if out.is_error {
             format!("Error: {}", out.error.as_deref().unwrap_or(&out.text))
         } else {
             out.text.clone()
-        };
+        });
         let (content, cut) =
             tools::cut_result(&text, self.cfg.max_tool_result_tokens, self.tokenizer);
         let line = json!({"role": "tool", "tool_call_id": call.id, "name": call.name,
@@ -392,6 +426,16 @@ impl Agent {
             "latency_ms": out.latency.as_secs_f64() * 1000.0, "cut": cut});
         (content, line)
     }
+}
+
+/// Reads the final message `text` against the tree at `root` ([`answer::read`]) and
+/// records what was read and dropped in the transcript.
+fn read_answer(text: &str, root: &std::path::Path, transcript: &mut Transcript) -> answer::Answer {
+    let a = answer::read(text, root);
+    transcript.push(json!({"role": "navbench", "answer": text,
+        "parsed": a.named.iter().map(answer::Named::display).collect::<Vec<_>>(),
+        "answer_lines": a.lines, "dropped": a.dropped_lines}));
+    a
 }
 
 /// The tool calls of an assistant message. An id the server left out is made up

@@ -42,6 +42,7 @@ pub use template::AgentCommand;
 use crate::data::dataset::Locations;
 use crate::policy::agent::answer;
 use crate::policy::{CallRecord, Task};
+use crate::record::output::answer_columns::AnswerCounts;
 use crate::session::mcp_client::McpSession;
 use crate::session::proxy::{self, Proxy};
 use crate::variants::Variant;
@@ -64,6 +65,8 @@ pub struct Played {
     pub result: anyhow::Result<Locations>,
     /// The command answered, but named no location.
     pub unparsed: bool,
+    /// What reading its stdout found (`None` when the row is an error).
+    pub answer: Option<AnswerCounts>,
     /// Every call through the proxy, setup included.
     pub records: Vec<CallRecord>,
     /// The server's session, back from the proxy, for the caller to shut down.
@@ -78,13 +81,18 @@ pub async fn play(cmd: &AgentCommand, session: McpSession, pair: Pair<'_>) -> Pl
         Some(up) => (up.records, Some(up.session)),
         None => (Vec::new(), None),
     };
-    let (result, unparsed) = match outcome {
-        Ok((loc, unparsed)) => (Ok(loc), unparsed),
-        Err(e) => (Err(e), false),
+    let (result, unparsed, answer) = match outcome {
+        Ok(a) => (
+            Ok(a.locations.clone()),
+            a.named.is_empty(),
+            Some(AnswerCounts::of(&a)),
+        ),
+        Err(e) => (Err(e), false, None),
     };
     Played {
         result,
         unparsed,
+        answer,
         records,
         session,
     }
@@ -111,12 +119,12 @@ pub fn pair_dir(run_dir: &Path, instance_id: &str, variant: &str) -> anyhow::Res
         })
 }
 
-/// Setup, serve, run the command, stop serving: the answer and whether it named nothing.
+/// Setup, serve, run the command, stop serving: the answer read from its stdout.
 async fn drive(
     cmd: &AgentCommand,
     proxy: &Proxy,
     pair: &Pair<'_>,
-) -> anyhow::Result<(Locations, bool)> {
+) -> anyhow::Result<answer::Answer> {
     let inst = pair.task.instance;
     let dir = pair_dir(pair.run_dir, &inst.instance_id, pair.variant.name())?;
     proxy
@@ -135,7 +143,7 @@ async fn run_command(
     pair: &Pair<'_>,
     dir: &Path,
     url: &str,
-) -> anyhow::Result<(Locations, bool)> {
+) -> anyhow::Result<answer::Answer> {
     let (inst, root) = (pair.task.instance, pair.task.workdir);
     let prompt = files::prompt_text(root, &inst.problem_statement, proxy.instructions());
     let f = files::write(dir, pair.variant.name(), url, &prompt)?;
@@ -174,8 +182,7 @@ async fn run_command(
         ),
         Ended::Exited(_) => {}
     }
-    let named = answer::parse_lines(&done.stdout, root);
-    Ok((answer::to_locations(&named, root), named.is_empty()))
+    Ok(answer::read(&done.stdout, root))
 }
 
 /// The command's stdout, stderr's end and how it ended, in the pair's directory. A
