@@ -155,6 +155,8 @@ pub struct Agent {
     tokenizer: Tokenizer,
     /// Where transcripts are appended turn by turn ([`Agent::with_transcripts`]).
     transcripts: Option<std::path::PathBuf>,
+    /// The `--llm-cache` holds entries: with the endpoint down, the run may replay.
+    recorded: bool,
 }
 
 impl std::fmt::Debug for Agent {
@@ -185,12 +187,14 @@ impl Agent {
         cache: Option<LlmCache>,
         tokenizer: Tokenizer,
     ) -> anyhow::Result<Agent> {
+        let recorded = cache.as_ref().is_some_and(|c| !c.is_empty());
         let client = ChatClient::new(&cfg, cache)?;
         Ok(Agent {
             cfg,
             client,
             tokenizer,
             transcripts: None,
+            recorded,
         })
     }
 
@@ -203,9 +207,16 @@ impl Agent {
     }
 
     /// Checks the endpoint before the first instance (see
-    /// [`ChatClient::check_endpoint`]): down without an `--llm-cache` is an error; with
-    /// one, the run replays from it alone.
+    /// [`ChatClient::check_endpoint`]): down without a recorded `--llm-cache` (none, or
+    /// an empty one) is an error; with entries, the run replays from them alone.
     pub async fn check_endpoint(&self) -> anyhow::Result<()> {
+        if !self.recorded {
+            // An empty cache (`<out>/llm-cache` is always there) has nothing to replay:
+            // the endpoint must answer, as without a cache.
+            return ChatClient::new(&self.cfg, None)?
+                .check_endpoint(&self.cfg)
+                .await;
+        }
         self.client.check_endpoint(&self.cfg).await
     }
 
