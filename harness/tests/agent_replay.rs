@@ -1,6 +1,6 @@
 //! A recorded run replays without its model: `fixtures/agent-replay/` holds what the
 //! local model (SmolLM2-135M-Instruct behind llama.cpp, `agents/local-llama.sh`) said
-//! on two `mini` instances with the `text` and `codegraph` variants — its `--llm-cache`
+//! on two `mini` instances with the `text` variant — its `--llm-cache`
 //! entries and the run's `instances.csv` and `calls.csv` — recorded by the fixture's
 //! `record.sh` under another `--cache` directory. Here the run is played again with
 //! the endpoint on a closed port (any request would fail its row), the cache copied
@@ -73,7 +73,7 @@ fn a_recorded_run_replays_under_another_cache_with_no_request() {
     )
     .unwrap();
     let o = navbench()
-        .args(["run", "--dataset", "mini", "--variants", "text,codegraph"])
+        .args(["run", "--dataset", "mini", "--variants", "text"])
         .args(["--instances", "mini__shopkeep-1,mini__shopkeep-2"])
         .arg("--cache")
         .arg(work.path().join("another-cache"))
