@@ -143,3 +143,82 @@ fn a_resume_with_another_model_is_refused_naming_both() {
         "{err}"
     );
 }
+
+/// `navbench run` of the scripted agent on `text` and `codegraph` with its trees
+/// under `cache` and its output in `out`.
+fn run_in(s: &Setup, out: &str, cache: &str, base_url: &str) -> std::process::Output {
+    let ds = s.write_dataset(&[instance("acme__shop-1", &s.commit)]);
+    let agent = agent_file(s.work.path(), base_url, "");
+    common::navbench()
+        .args(["run", "--dataset"])
+        .arg(ds)
+        .arg("--repo-url")
+        .arg(&s.repo_path)
+        .arg("--cache")
+        .arg(s.work.path().join(cache))
+        .arg("--out")
+        .arg(s.work.path().join(out))
+        .args(["--variants", "text,codegraph", "--agent"])
+        .arg(agent)
+        .output()
+        .unwrap()
+}
+
+/// The replay check with the test's own model: a run recorded into its default
+/// `<out>/llm-cache`, then played again from a copy of that cache in another `--out`,
+/// with the trees under another `--cache` and the endpoint gone, gives the same CSVs
+/// but for the timing columns (`common::replay`), and the model saw the same text.
+#[test]
+fn a_recorded_run_replays_under_another_cache_directory() {
+    let s = setup();
+    let ep = endpoint::start(|_, body| match turns_so_far(body) {
+        0 => Reply::calls(&[
+            (
+                "read_file",
+                r#"{"path": "/repo/shop/store.py", "end_line": 3}"#,
+            ),
+            ("grep", r#"{"pattern": "total_price"}"#),
+        ]),
+        _ => Reply::answer(ANSWER),
+    });
+    let o = run_in(&s, "rec", "cache", &ep.base_url);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let asked = ep.requests.lock().unwrap().len();
+    assert!(asked >= 4, "{asked} requests");
+    let rec = s.work.path().join("rec");
+    let rep = s.work.path().join("rep");
+    copy_dir(&rec.join("llm-cache"), &rep.join("llm-cache"));
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let o = run_in(
+        &s,
+        "rep",
+        "a-longer-cache-directory",
+        &format!("http://127.0.0.1:{port}/v1"),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(ep.requests.lock().unwrap().len(), asked);
+    common::replay::assert_same_run(&rec, &rep);
+    let calls = read_csv(&rep.join("calls.csv"));
+    let init = calls
+        .iter()
+        .find(|c| c["tool"] == "init_repository")
+        .unwrap();
+    assert!(init["args"].contains("/repo"), "{init:?}");
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
