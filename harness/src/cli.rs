@@ -185,7 +185,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE|NAME")]
     pub agent: Option<String>,
     /// With --agent: answer each model request from DIR when it was recorded there, and
-    /// record it otherwise; a rerun replays the run without the endpoint.
+    /// record it otherwise; a rerun replays the run without the endpoint, and a copy of
+    /// DIR replays it under another --cache or on another machine. Default:
+    /// `<out>/llm-cache`.
     #[arg(long, value_name = "DIR", requires = "agent")]
     pub llm_cache: Option<PathBuf>,
     /// With --agent: stop starting pairs once the run's cost reaches this many US
@@ -465,9 +467,12 @@ async fn run_command(a: RunArgs) -> anyhow::Result<i32> {
         (Some(spec), None) => {
             use crate::policy::agent::{Agent, AgentConfig, LlmCache, config};
             let cfg = AgentConfig::load(&config::locate(spec)?)?;
-            let cache = a.llm_cache.as_deref().map(LlmCache::open).transpose()?;
+            let dir = a.llm_cache.unwrap_or_else(|| out.join("llm-cache"));
+            let cache = Some(LlmCache::open(&dir)?);
             pipeline::Policy::Agent(std::sync::Arc::new(
-                Agent::new(cfg, cache, a.server.tokenizer)?.with_max_cost(a.max_cost_usd)?,
+                Agent::new(cfg, cache, a.server.tokenizer)?
+                    .with_max_cost(a.max_cost_usd)?
+                    .with_transcripts(out.join("transcripts")),
             ))
         }
     };

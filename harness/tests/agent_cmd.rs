@@ -12,9 +12,11 @@
 //! every call as it happens and refuses a foreign `Host`.
 //!
 //! The client's Python comes from `NAVBENCH_TEST_MCP_PYTHON` (a Python with `mcp`
-//! installed; `agents/local-llama.sh install` makes one). Without it the tests say so
-//! and pass, except under CI (`CI` set), where it is a failure. Needs every binary
-//! built (`cargo test --workspace` does it).
+//! installed; `agents/local-llama.sh install` makes one). The tests are ignored unless
+//! asked for (`cargo test -p navbench --test agent_cmd -- --ignored`, as `.ci/run`
+//! does), so a missing Python shows as ignored, never as passed; asked for without
+//! it, they fail saying how to get it. Needs every binary built (`cargo test
+//! --workspace` does it).
 
 use std::collections::HashMap;
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
@@ -34,19 +36,12 @@ const AGENT: &str = concat!(
     "/tests/fixtures/mcp_client_agent.py"
 );
 
-fn mcp_python() -> Option<String> {
+fn mcp_python() -> String {
     match std::env::var("NAVBENCH_TEST_MCP_PYTHON") {
-        Ok(p) if !p.is_empty() => Some(p),
-        _ => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "CI must provide the MCP Python SDK: set NAVBENCH_TEST_MCP_PYTHON to a python with `mcp` installed (agents/local-llama.sh install makes one)"
-            );
-            eprintln!(
-                "agent_cmd: skipped; set NAVBENCH_TEST_MCP_PYTHON to a python with the `mcp` package (e.g. after `agents/local-llama.sh install`: <cache>/llm-venv/bin/python)"
-            );
-            None
-        }
+        Ok(p) if !p.is_empty() => p,
+        _ => panic!(
+            "agent_cmd needs the MCP Python SDK: set NAVBENCH_TEST_MCP_PYTHON to a python with the `mcp` package (after `agents/local-llama.sh install`: <cache>/llm-venv/bin/python; .ci/run does)"
+        ),
     }
 }
 
@@ -94,8 +89,9 @@ fn num(row: &HashMap<String, String>, col: &str) -> f64 {
 }
 
 #[test]
+#[ignore = "needs the MCP Python SDK: run with --ignored and NAVBENCH_TEST_MCP_PYTHON set (.ci/run does)"]
 fn an_external_agent_plays_every_variant_through_the_proxy() {
-    let Some(py) = mcp_python() else { return };
+    let py = mcp_python();
     let s = setup();
     let logs = s.work.path().join("logs");
     std::fs::create_dir_all(&logs).unwrap();
@@ -181,8 +177,9 @@ fn an_external_agent_plays_every_variant_through_the_proxy() {
 }
 
 #[test]
+#[ignore = "needs the MCP Python SDK: run with --ignored and NAVBENCH_TEST_MCP_PYTHON set (.ci/run does)"]
 fn a_crashing_hanging_or_mute_command_is_recorded_and_the_run_goes_on() {
-    let Some(py) = mcp_python() else { return };
+    let py = mcp_python();
     let s = setup();
     let logs = s.work.path().join("logs");
     std::fs::create_dir_all(&logs).unwrap();
@@ -266,8 +263,9 @@ fn proxy_args(s: &Setup, record: &Path) -> Vec<String> {
 }
 
 #[test]
+#[ignore = "needs the MCP Python SDK: run with --ignored and NAVBENCH_TEST_MCP_PYTHON set (.ci/run does)"]
 fn navbench_proxy_over_stdio_records_every_call() {
-    let Some(py) = mcp_python() else { return };
+    let py = mcp_python();
     let s = setup();
     let (record, log) = (s.work.path().join("rec"), s.work.path().join("calls.jsonl"));
     let out = Command::new(&py)
@@ -303,8 +301,9 @@ fn navbench_proxy_over_stdio_records_every_call() {
 }
 
 #[test]
+#[ignore = "needs the MCP Python SDK: run with --ignored and NAVBENCH_TEST_MCP_PYTHON set (.ci/run does)"]
 fn navbench_proxy_over_http_refuses_foreign_hosts_and_records_as_calls_happen() {
-    let Some(py) = mcp_python() else { return };
+    let py = mcp_python();
     let s = setup();
     let (record, log) = (s.work.path().join("rec"), s.work.path().join("calls.jsonl"));
     let mut proxy = navbench()

@@ -62,6 +62,8 @@ pub struct Driver<'a> {
     /// Results of earlier calls by (tool, arguments), when replaying is on
     /// ([`Driver::with_memo`]).
     memo: Option<HashMap<(String, String), CallOutcome>>,
+    /// The built-in agent's view of the checkout ([`Driver::set_view`]).
+    view: Option<agent::roots::Roots>,
 }
 
 impl<'a> Driver<'a> {
@@ -73,7 +75,16 @@ impl<'a> Driver<'a> {
             setup: (&[], None),
             records: Vec::new(),
             memo: None,
+            view: None,
         }
+    }
+
+    /// Records every later call as the built-in agent sees it: arguments, error text,
+    /// response size and tokens with the checkout's root rewritten to the virtual root
+    /// ([`agent::roots`]), so `calls.csv` is the same whatever `--cache` the run used.
+    /// The outcome handed back is the server's, untouched.
+    pub fn set_view(&mut self, roots: agent::roots::Roots) {
+        self.view = Some(roots);
     }
 
     /// Answers a call made before with the same tool and arguments from its first
@@ -115,16 +126,38 @@ impl<'a> Driver<'a> {
         {
             memo.entry(key).or_insert_with(|| out.clone());
         }
-        self.records.push(CallRecord {
-            step: self.records.len() + 1,
-            tool: tool.to_string(),
-            args: args_text,
-            latency_ms: out.latency.as_secs_f64() * 1000.0,
-            response_bytes: out.response_bytes,
-            response_tokens: self.tokenizer.count(&out.text),
-            is_error: out.is_error,
-            error: out.error.clone().unwrap_or_default(),
-        });
+        let record = match &self.view {
+            None => CallRecord {
+                step: self.records.len() + 1,
+                tool: tool.to_string(),
+                args: args_text,
+                latency_ms: out.latency.as_secs_f64() * 1000.0,
+                response_bytes: out.response_bytes,
+                response_tokens: self.tokenizer.count(&out.text),
+                is_error: out.is_error,
+                error: out.error.clone().unwrap_or_default(),
+            },
+            Some(view) => {
+                // The result's size as the model reads it: the root's spellings differ
+                // in length between checkouts.
+                let grown = out
+                    .result
+                    .as_ref()
+                    .and_then(|r| serde_json::to_string(r).ok())
+                    .map_or(0, |raw| view.to_model(&raw).len() as i64 - raw.len() as i64);
+                CallRecord {
+                    step: self.records.len() + 1,
+                    tool: tool.to_string(),
+                    args: view.to_model(&args_text),
+                    latency_ms: out.latency.as_secs_f64() * 1000.0,
+                    response_bytes: (out.response_bytes as i64 + grown).max(0) as usize,
+                    response_tokens: self.tokenizer.count(&view.to_model(&out.text)),
+                    is_error: out.is_error,
+                    error: view.to_model(out.error.as_deref().unwrap_or_default()),
+                }
+            }
+        };
+        self.records.push(record);
         out
     }
 }

@@ -15,6 +15,7 @@ use crate::run::phases::{PhaseTotals, Phases};
 use crate::score::metrics::{Level, column_names};
 
 pub mod agent_columns;
+pub mod answer_columns;
 mod append;
 mod lock;
 
@@ -65,6 +66,9 @@ pub struct InstanceRow {
     pub phases: Phases,
     /// What the LLM agent cost, for an agent's row (`None` for a scripted policy).
     pub agent: Option<crate::policy::agent::AgentStats>,
+    /// What reading the agent's answer found (built-in agent and `--agent-cmd`);
+    /// `None` for a scripted policy and an agent that never answered.
+    pub answer: Option<answer_columns::AnswerCounts>,
 }
 
 /// Every metric column, levels in order.
@@ -99,6 +103,7 @@ pub fn instance_header() -> Vec<String> {
     );
     h.extend(Phases::columns());
     h.extend(agent_columns::COLUMNS.map(String::from));
+    h.extend(answer_columns::COLUMNS.map(String::from));
     h
 }
 
@@ -352,6 +357,7 @@ impl RunOutput {
         ]);
         rec.extend(r.phases.values().iter().map(|x| format!("{x:.3}")));
         rec.extend(agent_columns::cells(r.agent.as_ref()));
+        rec.extend(answer_columns::cells(r.answer.as_ref()));
         let pair = (r.instance_id.clone(), r.variant.clone());
         // A row without calls (e.g. the server did not start) still replaces the calls
         // an earlier, unfinished attempt left.
@@ -433,6 +439,7 @@ pub fn read_instance_rows(path: &Path) -> anyhow::Result<Vec<InstanceRow>> {
                 &Phases::columns().iter().map(|c| num(c)).collect::<Vec<_>>(),
             ),
             agent: agent_columns::read(get),
+            answer: answer_columns::read(get),
         };
         by_pair.insert((row.instance_id.clone(), row.variant.clone()), (i, row));
     }

@@ -9,6 +9,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use crate::record::output::answer_columns::{self, AnswerCounts};
 use crate::record::output::{RunInfo, STATUS_NO_GOLD, metric_columns, read_info};
 
 /// Cost columns of `instances.csv` that reports and comparisons use.
@@ -76,6 +77,9 @@ pub struct ResultRow {
     /// The agent's figures; `None` for a scripted policy's row (and every row of a run
     /// written before the agent columns existed).
     pub agent: Option<AgentFigures>,
+    /// What reading an agent's answer found (built-in agent and `--agent-cmd`); `None`
+    /// for scripted rows, unanswered rows and runs written before these columns.
+    pub answer: Option<AnswerCounts>,
 }
 
 impl ResultRow {
@@ -221,9 +225,16 @@ pub fn read_instances(dir: &Path) -> anyhow::Result<Vec<ResultRow>> {
     wanted.extend(COST_COLUMNS);
     wanted.extend(AGENT_NUMBERS);
     wanted.extend(AGENT_TEXTS);
-    let optional: Vec<&str> = AGENT_NUMBERS.iter().chain(&AGENT_TEXTS).copied().collect();
+    wanted.extend(answer_columns::COLUMNS);
+    let optional: Vec<&str> = AGENT_NUMBERS
+        .iter()
+        .chain(&AGENT_TEXTS)
+        .chain(&answer_columns::COLUMNS)
+        .copied()
+        .collect();
     let (m0, c0, a0) = (4, 4 + metrics.len(), 4 + metrics.len() + COST_COLUMNS.len());
     let t0 = a0 + AGENT_NUMBERS.len();
+    let n0 = t0 + AGENT_TEXTS.len();
     let mut rows: Vec<ResultRow> = Vec::new();
     for_each_record(&path, &wanted, &optional, |f| {
         let metrics: Option<Vec<f64>> = (m0..c0)
@@ -245,6 +256,13 @@ pub fn read_instances(dir: &Path) -> anyhow::Result<Vec<ResultRow>> {
             response_tokens: cost(4)?,
             schema_tokens: cost(5)?,
             agent: agent_figures(f, a0, t0)?,
+            answer: match (f.number(n0)?, f.number(n0 + 1)?) {
+                (Some(lines), Some(dropped)) => Some(AnswerCounts {
+                    lines: lines as usize,
+                    dropped: dropped as usize,
+                }),
+                _ => None,
+            },
         });
         Ok(())
     })?;

@@ -81,6 +81,12 @@ pub fn markdown(data: &ReportData, stats: &Stats, plots: &[String]) -> String {
     super::difficulty::section(&mut out, &data.by_dataset);
     cost_section(&mut out, stats);
     agent_cost_section(&mut out, stats);
+    let answers: Vec<(&str, super::answers::AnswerReading)> = stats
+        .variants
+        .iter()
+        .filter_map(|v| Some((v.variant.as_str(), v.answers?)))
+        .collect();
+    super::answers::section(&mut out, &answers);
     all_metrics_section(&mut out, stats);
     paired_section(&mut out, stats);
     latency_section(&mut out, data);

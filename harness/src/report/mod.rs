@@ -13,7 +13,9 @@
 //!
 //! For runs of an LLM agent (`navbench run --agent`), [`agent`] adds what the model
 //! cost per variant and, when one agent played every run, each variant against `text`
-//! on the instances both scored ("Does the tool help the agent?", from [`paired`]).
+//! on the instances both scored ("Does the tool help the agent?", from [`paired`]);
+//! for any agent's runs (`--agent-cmd` too), [`answers`] shows how many answer lines
+//! each variant had read and dropped.
 //!
 //! Runs of several datasets get a table of each variant beside the untuned `bm25`
 //! ([`difficulty`]): `bm25`'s drop from one dataset to another is the datasets'
@@ -25,6 +27,7 @@
 //! comparisons set them against each other.
 
 pub mod agent;
+pub mod answers;
 pub mod compare;
 pub mod difficulty;
 pub mod html;

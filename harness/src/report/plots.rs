@@ -690,6 +690,7 @@ mod tests {
                 n_estimated: 0,
                 stop_reasons: Vec::new(),
             }),
+            answers: None,
         }
     }
 

@@ -42,6 +42,8 @@ pub struct VariantStats {
     pub calls: Option<CallLatency>,
     /// What the model cost, for an agent's rows.
     pub agent: Option<AgentCosts>,
+    /// How the agent's answers were read (built-in agent and `--agent-cmd`).
+    pub answers: Option<super::answers::AnswerReading>,
 }
 
 /// Accuracy of one variant on one repository.
@@ -140,6 +142,7 @@ fn variant_stats(data: &ReportData) -> Vec<VariantStats> {
                 .find(|c| &c.variant == v)
                 .cloned(),
             agent: agent::agent_costs(&mine, cfg),
+            answers: super::answers::AnswerReading::of(&mine),
         });
     }
 
@@ -239,6 +242,14 @@ fn write_variant_rows(w: &mut CsvOut, stats: &Stats) -> anyhow::Result<()> {
         }
         if let Some(a) = &v.agent {
             write_agent_rows(w, &v.variant, a)?;
+        }
+        if let Some(a) = &v.answers {
+            for (name, count) in a.counts() {
+                let (n, count) = (a.answers.to_string(), count.to_string());
+                w.write_record([
+                    "variant", &v.variant, "", "", "", name, &n, &count, "", "", "", "", "",
+                ])?;
+            }
         }
     }
     Ok(())

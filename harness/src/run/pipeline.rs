@@ -22,6 +22,7 @@ use crate::data::dataset::{Dataset, Instance, Locations};
 use crate::policy::agent::AgentStats;
 use crate::policy::agent_cmd;
 use crate::policy::{CallRecord, Driver, Task, secondary};
+use crate::record::output::answer_columns::AnswerCounts;
 use crate::record::output::{
     self, InstanceRow, RunInfo, RunLock, RunOutput, STATUS_ANSWER_UNPARSED, STATUS_ERROR,
     STATUS_NO_GOLD, STATUS_OK,
@@ -194,6 +195,7 @@ async fn run_variant(
         session,
         unparsed,
         stats,
+        answer,
         warnings,
     } = play(cfg, variant, session, &task).await;
     let policy_ms = ms(t_policy);
@@ -218,6 +220,7 @@ async fn run_variant(
         .into();
     }
     row.agent = stats;
+    row.answer = answer;
     row.metrics = score_all(&prep.gold, &pred).unwrap_or_default();
     account_calls(&mut row, &records, variant.setup_tools(), policy_ms);
     row.pred_files = pred.files;
@@ -237,6 +240,8 @@ struct Played {
     /// An agent answered, but named no location.
     unparsed: bool,
     stats: Option<AgentStats>,
+    /// What reading an agent's answer found.
+    answer: Option<AnswerCounts>,
     warnings: Vec<String>,
 }
 
@@ -267,6 +272,7 @@ async fn play(
             session: done.session,
             unparsed: done.unparsed,
             stats: done.stats,
+            answer: done.answer,
             warnings: Vec::new(),
         };
     }
@@ -286,7 +292,7 @@ async fn play(
             if let Err(e) = done.transcript.write(&cfg.out, id, name) {
                 warnings.push(format!("transcript not written: {e:#}"));
             }
-            (done.result, Some((done.stats, done.unparsed)))
+            (done.result, Some((done.stats, done.unparsed, done.answer)))
         }
         Policy::Scripted | Policy::Command(_) => {
             let found = variant.localize(&mut driver, task).await;
@@ -296,9 +302,9 @@ async fn play(
         }
     };
     let records = std::mem::take(&mut driver.records);
-    let (stats, unparsed) = match agent {
-        Some((stats, unparsed)) => (Some(stats), unparsed),
-        None => (None, false),
+    let (stats, unparsed, answer) = match agent {
+        Some((stats, unparsed, answer)) => (Some(stats), unparsed, answer),
+        None => (None, false, None),
     };
     Played {
         result,
@@ -306,6 +312,7 @@ async fn play(
         session: Some(session),
         unparsed,
         stats,
+        answer,
         warnings,
     }
 }
@@ -589,6 +596,26 @@ fn finish_run(
     Ok(sums)
 }
 
+/// Refuses to resume into a run directory another player filled
+/// ([`crate::record::resume`]).
+fn check_resume(cfg: &RunConfig) -> anyhow::Result<()> {
+    let agent = match &cfg.policy {
+        Policy::Agent(a) => Some(a.cfg.info()),
+        _ => None,
+    };
+    let agent_cmd = match &cfg.policy {
+        Policy::Command(c) => Some(c.info()),
+        _ => None,
+    };
+    crate::record::resume::check_player(
+        &cfg.out,
+        crate::record::resume::Player {
+            agent: agent.as_ref(),
+            agent_cmd: agent_cmd.as_ref(),
+        },
+    )
+}
+
 /// Runs the benchmark and returns the summary (also written to `summary.csv`).
 ///
 /// In this order, so that a mistake is reported before anything slow or lasting
@@ -606,6 +633,7 @@ pub async fn run(mut cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummar
         .map(|rv| rv.variant.name().to_string())
         .collect();
     let lock = RunLock::acquire(&cfg.out)?;
+    check_resume(&cfg)?;
     if let Some(note) = &checked.shard_note {
         eprintln!("navbench: {note}");
     }

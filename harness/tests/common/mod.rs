@@ -8,6 +8,7 @@ use std::process::Command;
 pub mod cli_model;
 pub mod endpoint;
 pub mod providers;
+pub mod replay;
 pub mod repo;
 
 /// `shop/store.py` as the test repositories hold it.

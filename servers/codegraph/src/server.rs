@@ -44,8 +44,8 @@ Test files are excluded from results. Unknown ids answer with the closest existi
 
 const INIT_DESCRIPTION: &str = "\
 Build (or load from the cache) the code graph and search indexes of a Python repository; call it \
-before any other tool. Returns node/edge/file/class/function counts, the build time, whether the \
-cache was used ('cache: hit') and what to do next. force_rebuild=true ignores the cache.";
+before any other tool. Returns node/edge/file/class/function counts, whether the cache was used \
+('cache: hit') and what to do next (structuredContent adds the build time). force_rebuild=true ignores the cache.";
 
 const DEPENDENCIES_DESCRIPTION: &str = "\
 Traverse the dependency graph from entities and return the subgraph in DOT notation: node lines \

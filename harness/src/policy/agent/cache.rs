@@ -51,6 +51,18 @@ impl LlmCache {
         })
     }
 
+    /// True when no entry is recorded yet: nothing to replay.
+    pub fn is_empty(&self) -> bool {
+        let Ok(shards) = std::fs::read_dir(&self.dir) else {
+            return true;
+        };
+        !shards.flatten().any(|d| {
+            std::fs::read_dir(d.path()).is_ok_and(|mut entries| {
+                entries.any(|e| e.is_ok_and(|e| e.path().extension().is_some_and(|x| x == "json")))
+            })
+        })
+    }
+
     /// The key of `request` (see the module doc).
     pub fn key(&self, request: &Value) -> String {
         let mut canonical = String::new();
@@ -156,11 +168,13 @@ mod tests {
         let req = json!({"model": "m"});
         let key = c.key(&req);
         assert!(c.get(&key).is_none());
+        assert!(c.is_empty());
         let resp = CachedResponse {
             body: json!({"choices": []}),
             latency_ms: 12.5,
         };
         c.put(&key, &req, &resp).unwrap();
+        assert!(!c.is_empty());
         assert_eq!(c.get(&key), Some(resp.clone()));
         // An entry stored under another request's key is not served.
         let other = c.key(&json!({"model": "n"}));

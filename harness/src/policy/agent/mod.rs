@@ -8,13 +8,14 @@
 //!    time: the agent starts on an indexed repository, as LocAgent's does;
 //! 2. the conversation opens with one system prompt and one task prompt for every
 //!    variant ([`prompt`]), the server's `instructions` appended, and the server's
-//!    tools offered verbatim ([`tools`]);
+//!    tools offered verbatim ([`tools`]); the model sees the checkout at the virtual
+//!    root `/repo` ([`roots`]), in the prompt, the tool results and `calls.csv`;
 //! 3. each turn is one Chat Completions request ([`chat::ChatClient`], answered from
 //!    the [`cache::LlmCache`] when recorded); each tool call the model makes goes to the
 //!    server through the [`Driver`], so `calls.csv` records it as it records the
 //!    scripted policies' calls, and its result goes back verbatim, cut at a token limit;
 //! 4. a message without tool calls is read by [`answer`] into the ranking the scorer
-//!    reads; an empty one or one naming no location gets one reminder turn, one cut
+//!    reads (with the lines read and dropped); an empty one or one naming no location gets one reminder turn, one cut
 //!    at the length limit or filtered is not scored ([`turn`]). At `max_turns`, or when
 //!    the next prompt would pass the token budget, one "answer now" turn with
 //!    `tool_choice: none` asks for the answer; every end is an
@@ -24,7 +25,9 @@
 //! as received ([`turn::echo`]); tool names the endpoints refuse are mapped
 //! ([`names`]); run-wide limits (cost cap, fatal errors in a row) are in [`guard`].
 //!
-//! Everything the model and the tools said is kept in a [`transcript::Transcript`].
+//! Everything the model and the tools said is kept in a [`transcript::Transcript`],
+//! appended to disk as it happens when the run gives a directory
+//! ([`Agent::with_transcripts`]).
 //!
 //! ```no_run
 //! # async fn demo(driver: &mut navbench::policy::Driver<'_>, task: &navbench::policy::Task<'_>) -> anyhow::Result<()> {
@@ -47,6 +50,7 @@ pub mod names;
 pub mod prompt;
 pub mod provider;
 pub mod retry;
+pub mod roots;
 pub mod tools;
 pub mod transcript;
 pub mod turn;
@@ -59,6 +63,7 @@ pub use config::AgentConfig;
 
 use crate::data::dataset::Locations;
 use crate::policy::{Driver, Task};
+use crate::record::output::answer_columns::AnswerCounts;
 use crate::score::tokens::Tokenizer;
 use crate::variants::Variant;
 use chat::{ChatClient, ChatError, Failure, Usage};
@@ -198,6 +203,8 @@ pub struct AgentOutcome {
     pub result: anyhow::Result<Locations>,
     /// The model answered, but named no location: scored as empty, `answer_unparsed`.
     pub unparsed: bool,
+    /// What reading the answer found; `None` when the model never answered.
+    pub answer: Option<AnswerCounts>,
     pub stats: AgentStats,
     pub transcript: Transcript,
 }
@@ -209,6 +216,10 @@ pub struct Agent {
     tokenizer: Tokenizer,
     /// Run-wide: money spent, fatal errors in a row (see [`guard`]).
     pub guard: RunGuard,
+    /// Where transcripts are appended turn by turn ([`Agent::with_transcripts`]).
+    transcripts: Option<std::path::PathBuf>,
+    /// The `--llm-cache` holds entries: with the endpoint down, the run may replay.
+    recorded: bool,
 }
 
 impl std::fmt::Debug for Agent {
@@ -238,6 +249,10 @@ struct Convo {
     messages: Vec<Value>,
     spend: Spend,
     reminded: bool,
+    /// What reading the last answer found.
+    answer: Option<AnswerCounts>,
+    /// The virtual root the model sees ([`roots`]).
+    roots: roots::Roots,
 }
 
 /// How a turn ended the conversation, when it did.
@@ -265,13 +280,24 @@ impl Agent {
         cache: Option<LlmCache>,
         tokenizer: Tokenizer,
     ) -> anyhow::Result<Agent> {
+        let recorded = cache.as_ref().is_some_and(|c| !c.is_empty());
         let client = ChatClient::new(&cfg, cache)?;
         Ok(Agent {
             cfg,
             client,
             tokenizer,
             guard: RunGuard::default(),
+            transcripts: None,
+            recorded,
         })
+    }
+
+    /// Appends each conversation's transcript to `<dir>/<instance>__<variant>.jsonl`
+    /// as it happens, synced line by line ([`transcript::Transcript::create`]);
+    /// without it, transcripts are kept in memory for the caller to write.
+    pub fn with_transcripts(mut self, dir: std::path::PathBuf) -> Agent {
+        self.transcripts = Some(dir);
+        self
     }
 
     /// `--max-cost-usd`: no new pair once the run has spent `usd` (needs `[prices]`).
@@ -294,14 +320,17 @@ impl Agent {
     /// The pre-flight before the first instance ([`chat::ChatClient::preflight`]): one
     /// completion of one token with a tool attached, shaped as every turn is. A
     /// refusal (400/401/403/404) is an error naming the key of the agent file to fix;
-    /// an endpoint that is down is an error, or, with an `--llm-cache`, a replay.
+    /// an endpoint that is down is an error, or, with a recorded `--llm-cache` (one
+    /// holding entries; `<out>/llm-cache` is always there), a replay.
     pub async fn check_endpoint(&self) -> anyhow::Result<()> {
         let messages = [
             json!({"role": "system", "content": prompt::system(None)}),
             json!({"role": "user", "content": "Reply with OK."}),
         ];
         let probe = provider::body(&self.cfg.shape(), &messages, &[probe_tool()], 1);
-        self.client.preflight(&self.cfg, &probe).await
+        self.client
+            .preflight(&self.cfg, &probe, self.recorded)
+            .await
     }
 
     /// Plays the agent on `task` with the server behind `driver` (see the module doc).
@@ -316,12 +345,16 @@ impl Agent {
     ) -> AgentOutcome {
         let names = ToolNames::new(tools.iter().map(|t| t.name.as_ref()));
         let offered = tools::function_tools(tools, &names);
+        let roots = roots::Roots::new(task.workdir);
+        driver.set_view(roots.clone());
         let mut c = Convo {
             stats: AgentStats::default(),
-            transcript: Transcript::default(),
+            transcript: self.open_transcript(task, variant.name()),
             messages: Vec::new(),
             spend: Spend::default(),
             reminded: false,
+            answer: None,
+            roots,
         };
         c.transcript
             .push(json!({"role": "tools", "tools": offered}));
@@ -334,8 +367,8 @@ impl Agent {
             );
         }
         c.messages = vec![
-            json!({"role": "system", "content": prompt::system(instructions)}),
-            json!({"role": "user", "content": prompt::task(task.workdir, &task.instance.problem_statement)}),
+            json!({"role": "system", "content": c.roots.to_model(&prompt::system(instructions))}),
+            json!({"role": "user", "content": prompt::task(std::path::Path::new(roots::VIRTUAL_ROOT), &task.instance.problem_statement)}),
         ];
         c.transcript.push(c.messages[0].clone());
         c.transcript.push(c.messages[1].clone());
@@ -385,7 +418,7 @@ impl Agent {
             c.messages.push(turn::echo(&message, &ids));
             c.spend.cover(c.messages.len());
             for call in calls {
-                let (content, line) = self.run_call(driver, names, &call).await;
+                let (content, line) = self.run_call(driver, names, &call, &c.roots).await;
                 c.transcript.push(line);
                 c.messages
                     .push(json!({"role": "tool", "tool_call_id": call.id, "content": content}));
@@ -393,7 +426,7 @@ impl Agent {
             return Turn::Next;
         }
         let text = message.get("content").and_then(Value::as_str).unwrap_or("");
-        let (loc, parsed) = read_answer(text, task);
+        let (loc, parsed, dropped) = read_answer(text, task, &mut c.answer);
         match turn::ending(finish.as_deref(), text, !parsed.is_empty(), c.reminded) {
             Ending::Remind(reminder) => {
                 c.reminded = true;
@@ -408,6 +441,8 @@ impl Agent {
                 Turn::Next
             }
             Ending::Truncated | Ending::ContentFilter => {
+                // Not scored, so not counted as an answer read either.
+                c.answer = None;
                 let why = if finish.as_deref() == Some("content_filter") {
                     StopReason::ContentFilter
                 } else {
@@ -420,7 +455,7 @@ impl Agent {
             }
             Ending::Answer => {
                 c.transcript
-                    .push(json!({"role": "navbench", "answer": text, "parsed": parsed}));
+                    .push(json!({"role": "navbench", "answer": text, "parsed": parsed, "dropped": dropped}));
                 c.stats.stop_reason = StopReason::Answered;
                 Turn::Done(Ok(loc), parsed.is_empty())
             }
@@ -465,9 +500,9 @@ impl Agent {
         };
         c.stats.stop_reason = why;
         let text = message.get("content").and_then(Value::as_str).unwrap_or("");
-        let (loc, parsed) = read_answer(text, task);
+        let (loc, parsed, dropped) = read_answer(text, task, &mut c.answer);
         c.transcript
-            .push(json!({"role": "navbench", "answer": text, "parsed": parsed}));
+            .push(json!({"role": "navbench", "answer": text, "parsed": parsed, "dropped": dropped}));
         let unparsed = parsed.is_empty();
         (Ok(loc), unparsed)
     }
@@ -561,9 +596,22 @@ impl Agent {
         AgentOutcome {
             result,
             unparsed,
+            answer: c.answer,
             stats: c.stats,
             transcript: c.transcript,
         }
+    }
+
+    /// The pair's transcript: on disk under [`Agent::with_transcripts`]'s directory
+    /// when given (in memory, with a warning, when the file cannot be made).
+    fn open_transcript(&self, task: &Task<'_>, variant: &str) -> Transcript {
+        let Some(dir) = &self.transcripts else {
+            return Transcript::default();
+        };
+        Transcript::create(dir, &task.instance.instance_id, variant).unwrap_or_else(|e| {
+            tracing::warn!("transcript kept in memory only: {e:#}");
+            Transcript::default()
+        })
     }
 
     /// One Chat Completions body in the provider's shape (see [`provider::body`]).
@@ -606,6 +654,7 @@ impl Agent {
         driver: &mut Driver<'_>,
         names: &ToolNames,
         call: &AskedCall,
+        roots: &roots::Roots,
     ) -> (String, Value) {
         let tool = names.original(&call.name);
         let refused = match (&call.args, tool) {
@@ -628,13 +677,13 @@ impl Agent {
                 "arguments": call.raw_args, "content": content, "is_error": true, "latency_ms": 0.0});
             return (content, line);
         }
-        let args = call.args.clone().unwrap_or(Value::Null);
+        let args = roots.to_server(call.args.as_ref().unwrap_or(&Value::Null));
         let out = driver.call(tool, args).await;
-        let text = if out.is_error {
+        let text = roots.to_model(&if out.is_error {
             format!("Error: {}", out.error.as_deref().unwrap_or(&out.text))
         } else {
             out.text.clone()
-        };
+        });
         let (content, cut) =
             tools::cut_result(&text, self.cfg.max_tool_result_tokens, self.tokenizer);
         let line = json!({"role": "tool", "tool_call_id": call.id, "name": tool,
@@ -644,19 +693,19 @@ impl Agent {
     }
 }
 
-/// The answer in `text`: the locations it names and, for the transcript, how each
-/// was read (`path` or `path:qualname`).
-fn read_answer(text: &str, task: &Task<'_>) -> (Locations, Vec<String>) {
-    let named = answer::parse_lines(text, task.workdir);
-    let loc = answer::to_locations(&named, task.workdir);
-    let shown = named
-        .iter()
-        .map(|n| match &n.qualname {
-            Some(q) => format!("{}:{q}", n.path),
-            None => n.path.clone(),
-        })
-        .collect();
-    (loc, shown)
+/// The answer in `text` ([`answer::read`], the one reader of the built-in loop and
+/// `--agent-cmd`): the locations it names and, for the transcript, how each was read
+/// (`path` or `path:qualname`) and the lines dropped; `counts` gets the lines read and
+/// dropped.
+fn read_answer(
+    text: &str,
+    task: &Task<'_>,
+    counts: &mut Option<AnswerCounts>,
+) -> (Locations, Vec<String>, Vec<String>) {
+    let a = answer::read(text, task.workdir);
+    *counts = Some(AnswerCounts::of(&a));
+    let shown = a.named.iter().map(answer::Named::display).collect();
+    (a.locations, shown, a.dropped_lines)
 }
 
 /// The tool calls of an assistant message. An id the server left out is made up

@@ -49,6 +49,7 @@ pub use template::{AgentCommand, ReportFormat};
 use crate::data::dataset::Locations;
 use crate::policy::agent::{AgentStats, answer};
 use crate::policy::{CallRecord, Task};
+use crate::record::output::answer_columns::AnswerCounts;
 use crate::session::mcp_client::McpSession;
 use crate::session::proxy::{self, Proxy};
 use crate::variants::Variant;
@@ -73,6 +74,8 @@ pub struct Played {
     pub unparsed: bool,
     /// The CLI's own account (turns, tokens, cost), when its report was read.
     pub stats: Option<AgentStats>,
+    /// What reading its stdout found (`None` when the row is an error).
+    pub answer: Option<AnswerCounts>,
     /// Every call through the proxy, setup included.
     pub records: Vec<CallRecord>,
     /// The server's session, back from the proxy, for the caller to shut down.
@@ -88,14 +91,19 @@ pub async fn play(cmd: &AgentCommand, session: McpSession, pair: Pair<'_>) -> Pl
         Some(up) => (up.records, Some(up.session)),
         None => (Vec::new(), None),
     };
-    let (result, unparsed) = match outcome {
-        Ok((loc, unparsed)) => (Ok(loc), unparsed),
-        Err(e) => (Err(e), false),
+    let (result, unparsed, answer) = match outcome {
+        Ok(a) => (
+            Ok(a.locations.clone()),
+            a.named.is_empty(),
+            Some(AnswerCounts::of(&a)),
+        ),
+        Err(e) => (Err(e), false, None),
     };
     Played {
         result,
         unparsed,
         stats,
+        answer,
         records,
         session,
     }
@@ -122,13 +130,13 @@ pub fn pair_dir(run_dir: &Path, instance_id: &str, variant: &str) -> anyhow::Res
         })
 }
 
-/// Setup, serve, run the command, stop serving: the answer and whether it named nothing.
+/// Setup, serve, run the command, stop serving: the answer read from its stdout.
 async fn drive(
     cmd: &AgentCommand,
     proxy: &Proxy,
     pair: &Pair<'_>,
     stats: &mut Option<AgentStats>,
-) -> anyhow::Result<(Locations, bool)> {
+) -> anyhow::Result<answer::Answer> {
     let inst = pair.task.instance;
     let dir = pair_dir(pair.run_dir, &inst.instance_id, pair.variant.name())?;
     proxy
@@ -148,7 +156,7 @@ async fn run_command(
     dir: &Path,
     url: &str,
     stats: &mut Option<AgentStats>,
-) -> anyhow::Result<(Locations, bool)> {
+) -> anyhow::Result<answer::Answer> {
     let (inst, root) = (pair.task.instance, pair.task.workdir);
     let prompt = files::prompt_text(root, &inst.problem_statement, proxy.instructions());
     let tools: Vec<String> = proxy.tools().iter().map(|t| t.name.to_string()).collect();
@@ -230,8 +238,7 @@ async fn run_command(
         }
         None => done.stdout.clone(),
     };
-    let named = answer::parse_lines(&text, root);
-    Ok((answer::to_locations(&named, root), named.is_empty()))
+    Ok(answer::read(&text, root))
 }
 
 /// The CLI's report read from its stdout (`None` for a text command), also written to

@@ -34,7 +34,7 @@ const INDEX_DESCRIPTION: &str = "\
 Build the BM25 index of a repository (Python, TS/JS, Java, Go, Rust): one document per function \
 and per method (nested functions included; no class or module documents), text = the id line, \
 'class C:' for Python methods, then the source. Files with 'test' in their path are left out (test_filter='file_name' looks at \
-the file name only). Returns the document and file counts and the build time.";
+the file name only). Returns the document and file counts (structuredContent adds the build time).";
 
 const SEARCH_DESCRIPTION: &str = "\
 Rank the indexed function documents for a query with BM25 (bm25s Lucene scoring, k1=1.5, b=0.75, \

@@ -180,7 +180,7 @@ impl FunctionTools {
         };
         tracing::info!(root = %data.root, documents = data.documents, build_ms = format!("{:.0}", data.build_ms), "function index built");
         let text = format!(
-            "Indexed {} function/method documents from {} of {} source files under {} ({} test files left out by the '{}' rule, {} not UTF-8, {} not parsable) in {:.0} ms.\nNext: search_functions(query=<issue text>).",
+            "Indexed {} function/method documents from {} of {} source files under {} ({} test files left out by the '{}' rule, {} not UTF-8, {} not parsable).\nNext: search_functions(query=<issue text>).",
             data.documents,
             s.source_files - s.test_files - s.undecodable_files - s.unparsable_files,
             s.source_files,
@@ -189,7 +189,6 @@ impl FunctionTools {
             data.test_filter,
             s.undecodable_files,
             s.unparsable_files,
-            data.build_ms
         );
         let mut state = self.state.write().map_err(|_| {
             FunctionToolError::Build("internal state lock poisoned; restart the server".into())

@@ -124,8 +124,10 @@ impl CodegraphTools {
             .to_string(),
             next_step: NEXT_STEP.to_string(),
         };
+        // The build time is structuredContent's `build_ms` only: the text an agent
+        // reads holds no wall-clock value, so a recorded agent run replays.
         let mut text = format!(
-            "Initialized repository {}\ngraph: {} nodes, {} edges ({} directories, {} files, {} classes, {} functions); languages: {}\nbuild time: {:.1} ms; cache: {} ({}); BM25 code index: {}\n",
+            "Initialized repository {}\ngraph: {} nodes, {} edges ({} directories, {} files, {} classes, {} functions); languages: {}\ncache: {} ({}); BM25 code index: {}\n",
             data.root,
             data.nodes,
             data.edges,
@@ -134,7 +136,6 @@ impl CodegraphTools {
             data.classes,
             data.functions,
             data.languages.join(", "),
-            data.build_ms,
             data.cache,
             data.fingerprint,
             data.content_index

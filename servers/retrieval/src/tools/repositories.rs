@@ -44,16 +44,12 @@ impl RetrievalTools {
         };
         for r in &repositories {
             text.push_str(&format!(
-                "\n- {} {} [{}] {} chunks, {} files{}{}",
+                "\n- {} {} [{}] {} chunks, {} files{}",
                 r.repo_id,
                 r.name,
                 r.status.as_str(),
                 r.chunk_count,
                 r.file_count,
-                r.indexed_at
-                    .as_deref()
-                    .map(|t| format!(", indexed {t}"))
-                    .unwrap_or_default(),
                 if r.workspace { " (workspace)" } else { "" }
             ));
             if let Some(e) = &r.error {
@@ -77,7 +73,7 @@ impl RetrievalTools {
     ) -> Result<ToolOutput<RepositoryInfoOutput>, ToolError> {
         let out = self.repository_info(&args.repo_id)?;
         let mut text = format!(
-            "{} ({})\nrepo_id: {}\nstatus: {}\nsource: {}{}\nlocal path: {}\nfiles: {}, chunks: {}\nindexed at: {}\nlast commit: {}",
+            "{} ({})\nrepo_id: {}\nstatus: {}\nsource: {}{}\nlocal path: {}\nfiles: {}, chunks: {}\nindexed: {}\nlast commit: {}",
             out.name,
             match out.kind {
                 SourceKind::Local => "local",
@@ -94,7 +90,13 @@ impl RetrievalTools {
             out.local_path,
             out.file_count,
             out.chunk_count,
-            out.indexed_at.as_deref().unwrap_or("never"),
+            // When is structuredContent's `indexed_at`: the text an agent reads holds
+            // no wall-clock value, so a recorded agent run replays.
+            if out.indexed_at.is_some() {
+                "yes"
+            } else {
+                "never"
+            },
             out.last_commit.as_deref().unwrap_or("-"),
         );
         if let Some(e) = &out.error_message {

@@ -53,7 +53,16 @@ impl RetrievalTools {
             },
             results,
         };
-        let text = serde_json::to_string_pretty(&output)
+        // The text an agent reads holds no wall-clock value (`lastIndexed`,
+        // `queryTimeMs` stay in structuredContent): the same search reads the same,
+        // so a recorded agent run replays.
+        let mut shown = serde_json::to_value(&output)
+            .map_err(|e| ToolError::Invalid(format!("cannot encode the results: {e}")))?;
+        if let Some(meta) = shown.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+            meta.remove("lastIndexed");
+            meta.remove("queryTimeMs");
+        }
+        let text = serde_json::to_string_pretty(&shown)
             .map_err(|e| ToolError::Invalid(format!("cannot encode the results: {e}")))?;
         Ok(ToolOutput::ok(text, output))
     }

@@ -77,8 +77,15 @@ fn only_too_short(message: &str) -> bool {
 }
 
 impl ChatClient {
-    /// Sends the pre-flight `probe` (see the module doc); an error stops the run.
-    pub async fn preflight(&self, cfg: &AgentConfig, probe: &Value) -> anyhow::Result<()> {
+    /// Sends the pre-flight `probe` (see the module doc); an error stops the run. A
+    /// down endpoint turns the run into a replay only when `may_replay` (the
+    /// `--llm-cache` holds entries); an empty cache has nothing to replay.
+    pub async fn preflight(
+        &self,
+        cfg: &AgentConfig,
+        probe: &Value,
+        may_replay: bool,
+    ) -> anyhow::Result<()> {
         if let Some(hit) = self.cached(probe) {
             if hit.is_ok() && self.cache.is_some() && !self.reachable(cfg).await {
                 eprintln!(
@@ -123,7 +130,7 @@ impl ChatClient {
                 Ok(())
             }
             Err(Attempt::Retry { why, .. }) if why.contains("did not answer") => {
-                if self.cache.is_some() {
+                if self.cache.is_some() && may_replay {
                     eprintln!(
                         "navbench: agent endpoint {} did not answer ({why}); replaying from the --llm-cache only",
                         cfg.base_url
