@@ -87,7 +87,7 @@ mod tests {
             name: "local".into(),
             model: model.into(),
             base_url: url.into(),
-            temperature,
+            temperature: Some(temperature),
             seed: Some(1),
             max_turns: 8,
             token_budget: 1000,
