@@ -139,7 +139,7 @@ fn a_resume_with_another_model_is_refused_naming_both() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success(), "{err}");
     assert!(
-        err.contains("\"temperature\":0.0") && err.contains("\"temperature\":0.5"),
+        err.contains("\"temperature\":null") && err.contains("\"temperature\":0.5"),
         "{err}"
     );
 }

@@ -426,7 +426,7 @@ impl Agent {
             return Turn::Next;
         }
         let text = message.get("content").and_then(Value::as_str).unwrap_or("");
-        let (loc, parsed, dropped) = read_answer(text, task, &mut c.answer);
+        let (loc, parsed, read) = read_answer(text, task, &mut c.answer);
         match turn::ending(finish.as_deref(), text, !parsed.is_empty(), c.reminded) {
             Ending::Remind(reminder) => {
                 c.reminded = true;
@@ -455,7 +455,8 @@ impl Agent {
             }
             Ending::Answer => {
                 c.transcript
-                    .push(json!({"role": "navbench", "answer": text, "parsed": parsed, "dropped": dropped}));
+                    .push(json!({"role": "navbench", "answer": text, "parsed": parsed,
+                "answer_lines": read["answer_lines"], "dropped": read["dropped"]}));
                 c.stats.stop_reason = StopReason::Answered;
                 Turn::Done(Ok(loc), parsed.is_empty())
             }
@@ -500,9 +501,10 @@ impl Agent {
         };
         c.stats.stop_reason = why;
         let text = message.get("content").and_then(Value::as_str).unwrap_or("");
-        let (loc, parsed, dropped) = read_answer(text, task, &mut c.answer);
+        let (loc, parsed, read) = read_answer(text, task, &mut c.answer);
         c.transcript
-            .push(json!({"role": "navbench", "answer": text, "parsed": parsed, "dropped": dropped}));
+            .push(json!({"role": "navbench", "answer": text, "parsed": parsed,
+                "answer_lines": read["answer_lines"], "dropped": read["dropped"]}));
         let unparsed = parsed.is_empty();
         (Ok(loc), unparsed)
     }
@@ -695,17 +697,18 @@ impl Agent {
 
 /// The answer in `text` ([`answer::read`], the one reader of the built-in loop and
 /// `--agent-cmd`): the locations it names and, for the transcript, how each was read
-/// (`path` or `path:qualname`) and the lines dropped; `counts` gets the lines read and
-/// dropped.
+/// (`path` or `path:qualname`) and `{answer_lines, dropped}`; `counts` gets the lines
+/// read and dropped.
 fn read_answer(
     text: &str,
     task: &Task<'_>,
     counts: &mut Option<AnswerCounts>,
-) -> (Locations, Vec<String>, Vec<String>) {
+) -> (Locations, Vec<String>, Value) {
     let a = answer::read(text, task.workdir);
     *counts = Some(AnswerCounts::of(&a));
     let shown = a.named.iter().map(answer::Named::display).collect();
-    (a.locations, shown, a.dropped_lines)
+    let read = json!({"answer_lines": a.lines, "dropped": a.dropped_lines});
+    (a.locations, shown, read)
 }
 
 /// The tool calls of an assistant message. An id the server left out is made up
