@@ -16,6 +16,7 @@ use crate::score::metrics::{Level, column_names};
 
 pub mod agent_columns;
 mod append;
+pub mod init_columns;
 mod lock;
 
 use append::{AppendCsv, Pair};
@@ -63,6 +64,8 @@ pub struct InstanceRow {
     pub warnings: Vec<String>,
     /// Where the row's time went.
     pub phases: Phases,
+    /// `init_ms` split into its parts, when the server's indexing calls report them.
+    pub init_parts: Option<init_columns::InitParts>,
     /// What the LLM agent cost, for an agent's row (`None` for a scripted policy).
     pub agent: Option<crate::policy::agent::AgentStats>,
 }
@@ -98,6 +101,7 @@ pub fn instance_header() -> Vec<String> {
         .map(String::from),
     );
     h.extend(Phases::columns());
+    h.extend(init_columns::COLUMNS.map(String::from));
     h.extend(agent_columns::COLUMNS.map(String::from));
     h
 }
@@ -351,6 +355,7 @@ impl RunOutput {
             join(&r.warnings),
         ]);
         rec.extend(r.phases.values().iter().map(|x| format!("{x:.3}")));
+        rec.extend(init_columns::cells(r.init_parts.as_ref()));
         rec.extend(agent_columns::cells(r.agent.as_ref()));
         let pair = (r.instance_id.clone(), r.variant.clone());
         // A row without calls (e.g. the server did not start) still replaces the calls
@@ -432,6 +437,7 @@ pub fn read_instance_rows(path: &Path) -> anyhow::Result<Vec<InstanceRow>> {
             phases: Phases::from_values(
                 &Phases::columns().iter().map(|c| num(c)).collect::<Vec<_>>(),
             ),
+            init_parts: init_columns::read(&get),
             agent: agent_columns::read(get),
         };
         by_pair.insert((row.instance_id.clone(), row.variant.clone()), (i, row));

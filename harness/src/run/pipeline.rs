@@ -22,6 +22,7 @@ use crate::data::dataset::{Dataset, Instance, Locations};
 use crate::policy::agent::AgentStats;
 use crate::policy::agent_cmd;
 use crate::policy::{CallRecord, Driver, Task};
+use crate::record::output::init_columns::InitParts;
 use crate::record::output::{
     self, InstanceRow, RunInfo, RunLock, RunOutput, STATUS_ANSWER_UNPARSED, STATUS_ERROR,
     STATUS_NO_GOLD, STATUS_OK,
@@ -195,6 +196,7 @@ async fn run_variant(
         unparsed,
         stats,
         warnings,
+        init_parts,
     } = play(cfg, variant, session, &task).await;
     let policy_ms = ms(t_policy);
     let t_score = Instant::now();
@@ -220,6 +222,7 @@ async fn run_variant(
     row.agent = stats;
     row.metrics = score_all(&prep.gold, &pred).unwrap_or_default();
     account_calls(&mut row, &records, variant.setup_tools(), policy_ms);
+    row.init_parts = init_parts;
     row.pred_files = pred.files;
     row.pred_modules = pred.modules;
     row.pred_functions = pred.functions;
@@ -238,6 +241,8 @@ struct Played {
     unparsed: bool,
     stats: Option<AgentStats>,
     warnings: Vec<String>,
+    /// `init_ms` in parts, as the indexing calls reported them.
+    init_parts: Option<InitParts>,
 }
 
 /// Lets the run's policy localize `task` on `session`: the scripted policy, the LLM
@@ -268,6 +273,7 @@ async fn play(
             unparsed: done.unparsed,
             stats: None,
             warnings: Vec::new(),
+            init_parts: None,
         };
     }
     let (tools, instructions) = (
@@ -291,6 +297,7 @@ async fn play(
         Policy::Scripted | Policy::Command(_) => (variant.localize(&mut driver, task).await, None),
     };
     let records = std::mem::take(&mut driver.records);
+    let init_parts = driver.init_parts.take();
     let (stats, unparsed) = match agent {
         Some((stats, unparsed)) => (Some(stats), unparsed),
         None => (None, false),
@@ -302,6 +309,7 @@ async fn play(
         unparsed,
         stats,
         warnings,
+        init_parts,
     }
 }
 
