@@ -437,7 +437,7 @@ pub fn read_instance_rows(path: &Path) -> anyhow::Result<Vec<InstanceRow>> {
             phases: Phases::from_values(
                 &Phases::columns().iter().map(|c| num(c)).collect::<Vec<_>>(),
             ),
-            init_parts: init_columns::read(&get),
+            init_parts: init_columns::read(get),
             agent: agent_columns::read(get),
         };
         by_pair.insert((row.instance_id.clone(), row.variant.clone()), (i, row));
