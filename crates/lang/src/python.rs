@@ -10,7 +10,7 @@
 //! `import a.b as c`, `..p.q` for `from ..p.q import x`). Bases, calls and import
 //! bindings are left empty: the graph builder reads them from Python itself.
 
-use navbench_python::{EntityKind, lone_cr_as_newline, parse_module};
+use navbench_python::{Entity, EntityKind, definitions, lone_cr_as_newline, parse_tree, rejection};
 use tree_sitter::Node;
 
 use crate::Language;
@@ -31,45 +31,51 @@ impl Language for Python {
 
     fn parse(&self, source: &str) -> ParsedFile {
         let text = lone_cr_as_newline(source);
-        // Imports and code lines from the shared walk; definitions and the syntax
-        // verdict from navbench-python.
-        let mut file = walk::parse(self, &text);
-        let module = parse_module(source);
-        file.has_syntax_errors = module.has_syntax_errors();
-        let entities = &module.entities;
-        file.definitions = entities
-            .iter()
-            .map(|e| {
-                let parent = e.parent.map(|p| &entities[p]);
-                let in_class = parent.is_some_and(|p| p.kind == EntityKind::Class);
-                let kind = match e.kind {
-                    EntityKind::Class => DefKind::Class,
-                    EntityKind::Function if in_class && !e.conditional => {
-                        if e.name == "__init__" {
-                            DefKind::Constructor
-                        } else {
-                            DefKind::Method
-                        }
-                    }
-                    EntityKind::Function => DefKind::Function,
-                };
-                Definition {
-                    kind,
-                    name: e.name.clone(),
-                    qualname: e.qualname.clone(),
-                    container: parent.map(|p| p.qualname.clone()),
-                    parent: e.parent,
-                    start_line: e.start_line,
-                    end_line: e.end_line,
-                    span: e.span.clone(),
-                    module_level: e.depth == 0,
-                    bases: Vec::new(),
-                    calls: Vec::new(),
-                }
-            })
-            .collect();
+        // One tree: imports and code lines from the shared walk over it, definitions
+        // and the syntax verdict from navbench-python's readers of the same tree
+        // (what `parse_module` would compute from a second parse).
+        let tree = parse_tree(&text);
+        let mut file = walk::read(self, &tree, &text);
+        let root = tree.root_node();
+        file.has_syntax_errors = rejection(root, &text).is_some();
+        file.definitions = mapped(&definitions(root, text.as_bytes()).entities);
         file
     }
+}
+
+/// navbench-python's entities as [`Definition`]s (the mapping in the module docs).
+fn mapped(entities: &[Entity]) -> Vec<Definition> {
+    entities
+        .iter()
+        .map(|e| {
+            let parent = e.parent.map(|p| &entities[p]);
+            let in_class = parent.is_some_and(|p| p.kind == EntityKind::Class);
+            let kind = match e.kind {
+                EntityKind::Class => DefKind::Class,
+                EntityKind::Function if in_class && !e.conditional => {
+                    if e.name == "__init__" {
+                        DefKind::Constructor
+                    } else {
+                        DefKind::Method
+                    }
+                }
+                EntityKind::Function => DefKind::Function,
+            };
+            Definition {
+                kind,
+                name: e.name.clone(),
+                qualname: e.qualname.clone(),
+                container: parent.map(|p| p.qualname.clone()),
+                parent: e.parent,
+                start_line: e.start_line,
+                end_line: e.end_line,
+                span: e.span.clone(),
+                module_level: e.depth == 0,
+                bases: Vec::new(),
+                calls: Vec::new(),
+            }
+        })
+        .collect()
 }
 
 impl Grammar for Python {
@@ -144,5 +150,78 @@ def top():
         assert!(file.has_code(2) && !file.has_code(3));
         assert!(file.definitions[0].module_level && file.definitions[5].module_level);
         assert!(Python.parse("print 'py2'\n").has_syntax_errors);
+    }
+
+    /// What `parse` gave before it read one tree: the shared walk over one parse,
+    /// definitions and verdict from `parse_module`'s second parse.
+    fn parsed_twice(source: &str) -> ParsedFile {
+        let text = lone_cr_as_newline(source);
+        let mut file = walk::parse(&Python, &text);
+        let module = navbench_python::parse_module(source);
+        file.has_syntax_errors = module.has_syntax_errors();
+        file.definitions = mapped(&module.entities);
+        file
+    }
+
+    /// Every `.py` file under `dir` (not `.git`, `target`, `node_modules`).
+    fn py_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            let name = e.file_name();
+            if matches!(name.to_str(), Some(".git" | "target" | "node_modules")) {
+                continue;
+            }
+            if path.is_dir() {
+                py_files(&path, out);
+            } else if path.extension().is_some_and(|x| x == "py") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// One parse gives what two gave, on every `.py` file of the workspace (the
+    /// embedded mini dataset's repository, the harness fixtures), of the tree in
+    /// `NAVBENCH_BENCH_TREE` when set, and on edge cases: CRLF, lone CR, syntax errors,
+    /// Python 2, an empty file.
+    #[test]
+    fn python_one_parse_equals_two() {
+        let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut files = Vec::new();
+        py_files(&workspace, &mut files);
+        if let Some(tree) = std::env::var_os("NAVBENCH_BENCH_TREE") {
+            py_files(std::path::Path::new(&tree), &mut files);
+        }
+        assert!(files.len() >= 50, "only {} .py files found", files.len());
+        let mut sources: Vec<String> = files
+            .iter()
+            .map(|f| String::from_utf8_lossy(&std::fs::read(f).unwrap()).into_owned())
+            .collect();
+        sources.extend(
+            [
+                "x = 1\r\ndef f():\r\n    import os\r\n    pass\r\n",
+                "x = 1\rdef f():\r    from . import y\r    pass\r",
+                "def f(:\n    pass\n",
+                "print 'py2'\nimport a.b as c\n",
+                "",
+                "class A:\n    def __init__(self): pass\n    if X:\n        def g(self): pass\n",
+            ]
+            .map(String::from),
+        );
+        let mut definitions = 0;
+        for (i, src) in sources.iter().enumerate() {
+            let one = Python.parse(src);
+            let what = files.get(i).map(|p| p.display().to_string());
+            assert_eq!(
+                one,
+                parsed_twice(src),
+                "{}",
+                what.unwrap_or_else(|| src.clone())
+            );
+            definitions += one.definitions.len();
+        }
+        assert!(definitions > 100, "only {definitions} definitions compared");
     }
 }

@@ -105,6 +105,13 @@ pub(crate) fn parse(grammar: &dyn Grammar, source: &str) -> ParsedFile {
             ..ParsedFile::default()
         };
     };
+    read(grammar, &tree, source)
+}
+
+/// Reads the definitions, imports and code lines of `tree`, a parse of `source` with
+/// `grammar`'s grammar. Front ends that parse themselves (Python, whose parser
+/// navbench-python owns) walk their one tree with this instead of parsing again.
+pub(crate) fn read(grammar: &dyn Grammar, tree: &tree_sitter::Tree, source: &str) -> ParsedFile {
     let root = tree.root_node();
     let mut file = ParsedFile {
         has_syntax_errors: root.has_error(),

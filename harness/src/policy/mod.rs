@@ -33,6 +33,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::data::dataset::Instance;
+use crate::record::output::init_columns::InitParts;
 use crate::score::tokens::Tokenizer;
 use crate::session::mcp_client::{CallOutcome, McpSession};
 
@@ -59,6 +60,9 @@ pub struct Driver<'a> {
     setup: (&'static [&'static str], Option<Duration>),
     /// Every call made so far, in order.
     pub records: Vec<CallRecord>,
+    /// The parts of the indexing calls' time, summed, as their results report them
+    /// (`timings_ms`); `None` while no indexing call reported any.
+    pub init_parts: Option<InitParts>,
     /// Results of earlier calls by (tool, arguments), when replaying is on
     /// ([`Driver::with_memo`]).
     memo: Option<HashMap<(String, String), CallOutcome>>,
@@ -74,6 +78,7 @@ impl<'a> Driver<'a> {
             tokenizer,
             setup: (&[], None),
             records: Vec::new(),
+            init_parts: None,
             memo: None,
             view: None,
         }
@@ -125,6 +130,11 @@ impl<'a> Driver<'a> {
             && !out.is_error
         {
             memo.entry(key).or_insert_with(|| out.clone());
+        }
+        if self.setup.0.contains(&tool)
+            && let Some(parts) = out.structured.as_ref().and_then(InitParts::from_result)
+        {
+            self.init_parts = Some(self.init_parts.unwrap_or_default().plus(parts));
         }
         let record = match &self.view {
             None => CallRecord {

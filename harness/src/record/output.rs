@@ -17,6 +17,7 @@ use crate::score::metrics::{Level, column_names};
 pub mod agent_columns;
 pub mod answer_columns;
 mod append;
+pub mod init_columns;
 mod lock;
 
 use append::{AppendCsv, Pair};
@@ -64,6 +65,8 @@ pub struct InstanceRow {
     pub warnings: Vec<String>,
     /// Where the row's time went.
     pub phases: Phases,
+    /// `init_ms` split into its parts, when the server's indexing calls report them.
+    pub init_parts: Option<init_columns::InitParts>,
     /// What the LLM agent cost, for an agent's row (`None` for a scripted policy).
     pub agent: Option<crate::policy::agent::AgentStats>,
     /// What reading the agent's answer found (built-in agent and `--agent-cmd`);
@@ -102,6 +105,7 @@ pub fn instance_header() -> Vec<String> {
         .map(String::from),
     );
     h.extend(Phases::columns());
+    h.extend(init_columns::COLUMNS.map(String::from));
     h.extend(agent_columns::COLUMNS.map(String::from));
     h.extend(answer_columns::COLUMNS.map(String::from));
     h
@@ -356,6 +360,7 @@ impl RunOutput {
             join(&r.warnings),
         ]);
         rec.extend(r.phases.values().iter().map(|x| format!("{x:.3}")));
+        rec.extend(init_columns::cells(r.init_parts.as_ref()));
         rec.extend(agent_columns::cells(r.agent.as_ref()));
         rec.extend(answer_columns::cells(r.answer.as_ref()));
         let pair = (r.instance_id.clone(), r.variant.clone());
@@ -438,6 +443,7 @@ pub fn read_instance_rows(path: &Path) -> anyhow::Result<Vec<InstanceRow>> {
             phases: Phases::from_values(
                 &Phases::columns().iter().map(|c| num(c)).collect::<Vec<_>>(),
             ),
+            init_parts: init_columns::read(get),
             agent: agent_columns::read(get),
             answer: answer_columns::read(get),
         };

@@ -23,6 +23,7 @@ use crate::policy::agent::AgentStats;
 use crate::policy::agent_cmd;
 use crate::policy::{CallRecord, Driver, Task, secondary};
 use crate::record::output::answer_columns::AnswerCounts;
+use crate::record::output::init_columns::InitParts;
 use crate::record::output::{
     self, InstanceRow, RunInfo, RunLock, RunOutput, STATUS_ANSWER_UNPARSED, STATUS_ERROR,
     STATUS_NO_GOLD, STATUS_OK,
@@ -197,6 +198,7 @@ async fn run_variant(
         stats,
         answer,
         warnings,
+        init_parts,
     } = play(cfg, variant, session, &task).await;
     let policy_ms = ms(t_policy);
     let t_score = Instant::now();
@@ -223,6 +225,7 @@ async fn run_variant(
     row.answer = answer;
     row.metrics = score_all(&prep.gold, &pred).unwrap_or_default();
     account_calls(&mut row, &records, variant.setup_tools(), policy_ms);
+    row.init_parts = init_parts;
     row.pred_files = pred.files;
     row.pred_modules = pred.modules;
     row.pred_functions = pred.functions;
@@ -243,6 +246,8 @@ struct Played {
     /// What reading an agent's answer found.
     answer: Option<AnswerCounts>,
     warnings: Vec<String>,
+    /// `init_ms` in parts, as the indexing calls reported them.
+    init_parts: Option<InitParts>,
 }
 
 /// Lets the run's policy localize `task` on `session`: the scripted policy, the LLM
@@ -274,6 +279,7 @@ async fn play(
             stats: done.stats,
             answer: done.answer,
             warnings: Vec::new(),
+            init_parts: None,
         };
     }
     let (tools, instructions) = (
@@ -302,6 +308,7 @@ async fn play(
         }
     };
     let records = std::mem::take(&mut driver.records);
+    let init_parts = driver.init_parts.take();
     let (stats, unparsed, answer) = match agent {
         Some((stats, unparsed, answer)) => (Some(stats), unparsed, answer),
         None => (None, false, None),
@@ -314,6 +321,7 @@ async fn play(
         stats,
         answer,
         warnings,
+        init_parts,
     }
 }
 

@@ -73,11 +73,15 @@ impl Variant for Bm25 {
     }
     /// The codegraph binary serving its per-function BM25 tools instead of the graph
     /// tools, allowed the checked-out tree; pointed at it by `index_functions`, so
-    /// indexing is a tool call.
-    fn server_args(&self, workdir: &Path, _cache: &Path) -> Vec<String> {
+    /// indexing is a tool call. Its per-file corpus store shares codegraph's cache
+    /// directory (`<cache>/codegraph/functions`), so a repository's next tree reads
+    /// only the files that changed.
+    fn server_args(&self, workdir: &Path, cache: &Path) -> Vec<String> {
         vec![
             "--tools".to_string(),
             "functions".to_string(),
+            "--cache".to_string(),
+            super::arg(&cache.join("codegraph")),
             "--allow-root".to_string(),
             super::arg(workdir),
         ]

@@ -7,6 +7,9 @@
 //! - `reuse_one_edit`: one file edited before each build (a new text each time), so
 //!   one file is parsed and a new pack written: the next commit of a repository.
 //!
+//! and the per-function BM25 index of the bm25 variant the same three ways
+//! (`functions/…`: `cold`, `store_unchanged`, `store_one_edit`).
+//!
 //! ```text
 //! cargo bench -p navbench-codegraph --bench incremental
 //! NAVBENCH_BENCH_TREE=/path/to/checkout cargo bench -p navbench-codegraph --bench incremental
@@ -19,6 +22,9 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use navbench_codegraph::builder::{BuildOptions, FileStore, build_graph_with};
+use navbench_codegraph::functions::{FunctionIndex, TestFilter};
+use navbench_lang::family::Selection;
+use navbench_server_support::timings::TimingsRecorder;
 
 mod support;
 
@@ -89,5 +95,55 @@ fn bench_incremental(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_incremental);
+/// The per-function BM25 index (`--tools functions`, the bm25 variant) of the same
+/// copy: `cold` without a store; `store_unchanged` from a store that holds every file;
+/// `store_one_edit` with one file edited before each build (its documents read
+/// again, the rest from the store, a new pack written).
+fn bench_functions(c: &mut Criterion) {
+    let tree = support::large();
+    let copy = tempfile::tempdir().expect("a directory for the copy");
+    let mut files = Vec::new();
+    copy_py(&tree.root, copy.path(), Path::new(""), &mut files);
+    files.sort();
+    let edited = files
+        .iter()
+        .find(|f| !f.to_string_lossy().to_lowercase().contains("test"))
+        .expect("a non-test .py file")
+        .clone();
+    let original = fs::read_to_string(&edited).unwrap_or_default();
+    let root = copy.path();
+    let store = tempfile::tempdir().expect("a directory for the store");
+    let timings = TimingsRecorder::default();
+    let build = |store: Option<&Path>| {
+        FunctionIndex::build_with(root, TestFilter::Path, &Selection::Auto, store, &timings)
+            .expect("build the function index")
+    };
+    let warm = build(Some(store.path()));
+    eprintln!(
+        "{}: {} function documents",
+        tree.label,
+        warm.stats().documents
+    );
+    let mut group = c.benchmark_group(format!("functions/{}", tree.label));
+    group.sample_size(10);
+    group.bench_function("cold", |b| b.iter(|| black_box(build(None))));
+    group.bench_function("store_unchanged", |b| {
+        b.iter(|| black_box(build(Some(store.path()))))
+    });
+    let mut n = 0u64;
+    group.bench_function("store_one_edit", |b| {
+        b.iter_batched(
+            || {
+                n += 1;
+                fs::write(&edited, format!("{original}\ndef edit_{n}():\n    pass\n"))
+                    .expect("edit a file");
+            },
+            |()| black_box(build(Some(store.path()))),
+            criterion::BatchSize::PerIteration,
+        )
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_incremental, bench_functions);
 criterion_main!(benches);

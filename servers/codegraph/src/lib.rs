@@ -77,3 +77,6 @@ pub mod search_code;
 pub mod server;
 pub mod tools;
 pub mod traverse;
+
+#[cfg(test)]
+mod test_git;

@@ -132,6 +132,7 @@ fn run_serve(args: ServeArgs) -> anyhow::Result<()> {
     if args.tools == ToolSet::Functions {
         return start::runtime()?.block_on(navbench_codegraph::functions::server::serve(
             args.root,
+            args.cache,
             args.http,
             args.allow_remote,
             allowed,

@@ -19,6 +19,8 @@
 //! - [`sandbox`]: [`sandbox::Sandbox`], confining caller-supplied paths to a root.
 //! - [`roots`]: [`roots::AllowedRoots`], the directories a tool may open as a
 //!   repository at all (`--allow-root`).
+//! - [`timings`]: [`timings::InitTimings`], the parts of an indexing call (fingerprint,
+//!   parse, graph, text index, vectors, write) its result reports as `timings_ms`.
 //!
 //! Data flow of a server built on it: `start::main` → parse the command line →
 //! `start::runtime` → `mcp::serve_stdio(server)`; each `tools/call` → `mcp::call_tool`
@@ -49,4 +51,5 @@ pub mod mcp;
 pub mod roots;
 pub mod sandbox;
 pub mod start;
+pub mod timings;
 pub mod walk;

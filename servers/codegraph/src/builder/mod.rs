@@ -37,7 +37,7 @@ mod imports;
 pub mod polyglot;
 mod polyglot_links;
 mod polyglot_paths;
-mod reuse;
+pub(crate) mod reuse;
 mod tables;
 mod walk;
 

@@ -64,10 +64,11 @@ pub(crate) fn file_key(id: &str, text: &str) -> FileKey {
 }
 
 /// What the store's packs must have been written by: this very build of the tool
-/// ([`crate::cache::build_identity`]) and the extraction and pack formats.
-fn extractor_identity() -> String {
+/// ([`crate::cache::build_identity`]), the entries' kind and format (`entries`, e.g.
+/// `extract/1`) and the pack format.
+fn pack_identity(entries: &str) -> String {
     format!(
-        "{} extract/{EXTRACT_FORMAT} pack/{PACK_FORMAT}",
+        "{} {entries} pack/{PACK_FORMAT}",
         crate::cache::build_identity()
     )
 }
@@ -81,16 +82,27 @@ pub struct FileStore {
     pub max_packs: usize,
     /// Total size of the packs kept at most, in bytes (the newest pack is always kept).
     pub max_bytes: u64,
+    /// What the entries are and their format (`extract/1`: the builder's
+    /// extractions): part of every pack's identity, so a store of one kind of entry
+    /// never serves another.
+    pub(crate) entries: String,
 }
 
 impl FileStore {
     /// A store in `dir` keeping at most 8 packs and 1 GiB: a few recent trees of
     /// each of two or three repositories built side by side.
     pub fn new(dir: impl Into<PathBuf>) -> FileStore {
+        FileStore::of_entries(dir, format!("extract/{EXTRACT_FORMAT}"))
+    }
+
+    /// A store of entries of another kind than graph extractions (`entries` names
+    /// it and its format, e.g. `functions/1`), with [`FileStore::new`]'s bounds.
+    pub(crate) fn of_entries(dir: impl Into<PathBuf>, entries: String) -> FileStore {
         FileStore {
             dir: dir.into(),
             max_packs: 8,
             max_bytes: 1 << 30,
+            entries,
         }
     }
 
@@ -101,7 +113,7 @@ impl FileStore {
         // Newest first, so that a stable sort by hits breaks ties by recency.
         let mut candidates: Vec<(usize, PathBuf, PackHead)> = Vec::new();
         for (path, _, _) in self.packs() {
-            match PackHead::read(&path) {
+            match PackHead::read(&path, &self.entries) {
                 Ok(head) => {
                     let hits = keys.iter().filter(|k| head.find(**k).is_some()).count();
                     if hits > 0 {
@@ -138,7 +150,7 @@ impl FileStore {
         entries.sort_unstable_by_key(|(k, _)| *k);
         entries.dedup_by_key(|(k, _)| *k);
         let mut table = Writer(Vec::with_capacity(64 + entries.len() * ROW_LEN));
-        table.str(&extractor_identity());
+        table.str(&pack_identity(&self.entries));
         table.u64(entries.len() as u64);
         let mut offset = 0u64;
         for (k, blob) in &entries {
@@ -246,7 +258,7 @@ struct PackHead {
 }
 
 impl PackHead {
-    fn read(path: &Path) -> Result<PackHead, CacheError> {
+    fn read(path: &Path, entries: &str) -> Result<PackHead, CacheError> {
         let mut f = fs::File::open(path)?;
         let mut header = [0u8; HEADER_LEN];
         f.read_exact(&mut header)?;
@@ -274,7 +286,7 @@ impl PackHead {
             pos: 0,
         };
         let identity = r.str()?;
-        if identity != extractor_identity() {
+        if identity != pack_identity(entries) {
             return Err(CacheError::Stale(format!("written by {identity}")));
         }
         let n = r.usize()?;
@@ -329,10 +341,15 @@ pub(crate) struct Pack {
 }
 
 impl Pack {
+    /// The encoded entry of `key`, if the pack holds one.
+    pub(crate) fn blob(&self, key: FileKey) -> Option<&[u8]> {
+        let (offset, len) = self.head.find(key)?;
+        self.blobs.get(offset..offset + len)
+    }
+
     /// The extraction of the file with `key` and `text`, if the pack has a usable one.
     pub(crate) fn get(&self, key: FileKey, text: &str) -> Option<Extracted> {
-        let (offset, len) = self.head.find(key)?;
-        match encode::decode(&self.blobs[offset..offset + len], text) {
+        match encode::decode(self.blob(key)?, text) {
             Ok(e) => Some(e),
             Err(e) => {
                 tracing::warn!(error = %e, "ignoring a damaged pack entry; parsing the file");

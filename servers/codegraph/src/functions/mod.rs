@@ -27,18 +27,22 @@
 
 pub mod corpus;
 pub mod server;
+mod store;
 mod tools;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use navbench_lang::family::Selection;
+use navbench_server_support::timings::{Part, TimingsRecorder};
 use rayon::prelude::*;
 
 pub use corpus::{FunctionDoc, TestFilter};
 
 use crate::bm25::DocIndex;
 use crate::bm25::tokenize::Tokenizer;
+use crate::builder::FileStore;
+use store::FileDocs;
 
 /// Why the per-function index could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -113,15 +117,27 @@ pub struct FunctionIndex {
     docs: Vec<DocMeta>,
     index: DocIndex,
     stats: CorpusStats,
+    reused_files: usize,
     build_ms: f64,
 }
 
-/// One file's contribution: its documents' metadata and tokens, or why it has none.
+/// One file's contribution: its documents (read now, or reused from the store), or
+/// why it has none.
 enum FileOutcome {
     Test,
     Undecodable,
-    Unparsable,
-    Docs(Vec<(DocMeta, Vec<String>)>),
+    Read {
+        docs: FileDocs,
+        key: store::FileKey,
+        reused: bool,
+    },
+}
+
+/// A file's text and store key, or why it is not read.
+enum FileText {
+    Test,
+    Undecodable,
+    Text(String, store::FileKey),
 }
 
 impl FunctionIndex {
@@ -139,41 +155,79 @@ impl FunctionIndex {
         filter: TestFilter,
         languages: &Selection,
     ) -> Result<FunctionIndex, FunctionsError> {
+        FunctionIndex::build_with(root, filter, languages, None, &TimingsRecorder::default())
+    }
+
+    /// [`FunctionIndex::build_for`], reusing the documents of files unchanged since a
+    /// build that used the per-file store in `store_dir` (see [`store`]; only changed
+    /// files are parsed and tokenized, and a new pack is written when any was), and
+    /// adding each part's time to `timings`. The index equals a build without store.
+    pub fn build_with(
+        root: &Path,
+        filter: TestFilter,
+        languages: &Selection,
+        store_dir: Option<&Path>,
+        timings: &TimingsRecorder,
+    ) -> Result<FunctionIndex, FunctionsError> {
         let started = Instant::now();
-        let mut files = corpus::source_files(root).map_err(|source| FunctionsError::Walk {
-            root: root.to_path_buf(),
-            source,
+        let store = store_dir.map(store::store);
+        let (files, texts, pack) = timings.time(Part::Fingerprint, || {
+            let mut files = corpus::source_files(root).map_err(|source| FunctionsError::Walk {
+                root: root.to_path_buf(),
+                source,
+            })?;
+            let families = languages.resolve(files.iter().map(|f| f.rel.as_str()));
+            files.retain(|f| families.contains(&f.rel));
+            let texts: Vec<FileText> = files
+                .par_iter()
+                .map(|f| {
+                    if filter.is_test(&f.rel) {
+                        return FileText::Test;
+                    }
+                    match corpus::read_source(&f.abs) {
+                        None => FileText::Undecodable,
+                        Some(text) => {
+                            let key = store::key(&f.rel, &text);
+                            FileText::Text(text, key)
+                        }
+                    }
+                })
+                .collect();
+            let pack = store.as_ref().and_then(|s| {
+                let keys: Vec<store::FileKey> = texts
+                    .iter()
+                    .filter_map(|t| match t {
+                        FileText::Text(_, k) => Some(*k),
+                        _ => None,
+                    })
+                    .collect();
+                s.best_pack(&keys)
+            });
+            Ok::<_, FunctionsError>((files, texts, pack))
         })?;
-        let families = languages.resolve(files.iter().map(|f| f.rel.as_str()));
-        files.retain(|f| families.contains(&f.rel));
-        let outcomes: Vec<FileOutcome> = files
-            .par_iter()
-            .map_init(Tokenizer::new, |tokenizer, f| {
-                if filter.is_test(&f.rel) {
-                    return FileOutcome::Test;
-                }
-                let Some(text) = corpus::read_source(&f.abs) else {
-                    return FileOutcome::Undecodable;
-                };
-                let Some(docs) = corpus::file_documents(&f.rel, &text) else {
-                    return FileOutcome::Unparsable;
-                };
-                FileOutcome::Docs(
-                    docs.into_iter()
-                        .map(|d| {
-                            let tokens = tokenizer.tokenize(&d.text);
-                            let meta = DocMeta {
-                                id: d.id,
-                                file: d.file,
-                                start_line: d.start_line,
-                                end_line: d.end_line,
-                            };
-                            (meta, tokens)
-                        })
-                        .collect(),
-                )
-            })
-            .collect();
+        let outcomes: Vec<FileOutcome> = timings.time(Part::Parse, || {
+            files
+                .par_iter()
+                .zip(texts)
+                .map_init(Tokenizer::new, |tokenizer, (f, t)| match t {
+                    FileText::Test => FileOutcome::Test,
+                    FileText::Undecodable => FileOutcome::Undecodable,
+                    FileText::Text(text, key) => {
+                        let stored = pack.as_ref().and_then(|p| store::lookup(p, key, &f.rel));
+                        let reused = stored.is_some();
+                        let docs = stored.unwrap_or_else(|| read_docs(tokenizer, &f.rel, &text));
+                        FileOutcome::Read { docs, key, reused }
+                    }
+                })
+                .collect()
+        });
+        let reused_files = outcomes
+            .iter()
+            .filter(|o| matches!(o, FileOutcome::Read { reused: true, .. }))
+            .count();
+        if let Some(store) = &store {
+            timings.time(Part::Write, || save(store, pack.as_ref(), &outcomes));
+        }
         let mut stats = CorpusStats {
             source_files: files.len(),
             ..CorpusStats::default()
@@ -184,8 +238,14 @@ impl FunctionIndex {
             match outcome {
                 FileOutcome::Test => stats.test_files += 1,
                 FileOutcome::Undecodable => stats.undecodable_files += 1,
-                FileOutcome::Unparsable => stats.unparsable_files += 1,
-                FileOutcome::Docs(list) => {
+                FileOutcome::Read {
+                    docs: FileDocs::Unparsable,
+                    ..
+                } => stats.unparsable_files += 1,
+                FileOutcome::Read {
+                    docs: FileDocs::Docs(list),
+                    ..
+                } => {
                     for (meta, toks) in list {
                         docs.push(meta);
                         tokens.push(toks);
@@ -194,15 +254,21 @@ impl FunctionIndex {
             }
         }
         stats.documents = docs.len();
-        let index = DocIndex::build(tokens);
+        let index = timings.time(Part::Text, || DocIndex::build(tokens));
         Ok(FunctionIndex {
             root: root.to_path_buf(),
             filter,
             docs,
             index,
             stats,
+            reused_files,
             build_ms: started.elapsed().as_secs_f64() * 1000.0,
         })
+    }
+
+    /// Files whose documents came from the per-file store rather than a parse.
+    pub fn reused_files(&self) -> usize {
+        self.reused_files
     }
 
     /// The indexed tree.
@@ -263,5 +329,59 @@ impl FunctionIndex {
     }
 }
 
+/// A file's documents and their tokens, read from its text.
+fn read_docs(tokenizer: &mut Tokenizer, rel: &str, text: &str) -> FileDocs {
+    let Some(docs) = corpus::file_documents(rel, text) else {
+        return FileDocs::Unparsable;
+    };
+    FileDocs::Docs(
+        docs.into_iter()
+            .map(|d| {
+                let tokens = tokenizer.tokenize(&d.text);
+                let meta = DocMeta {
+                    id: d.id,
+                    file: d.file,
+                    start_line: d.start_line,
+                    end_line: d.end_line,
+                };
+                (meta, tokens)
+            })
+            .collect(),
+    )
+}
+
+/// Writes a pack of every read file's entry (reused ones copied from `pack`) when
+/// some file was parsed; a failure is logged (the next build parses again).
+fn save(store: &FileStore, pack: Option<&store::Pack>, outcomes: &[FileOutcome]) {
+    let parsed = outcomes
+        .iter()
+        .any(|o| matches!(o, FileOutcome::Read { reused: false, .. }));
+    if !parsed {
+        return;
+    }
+    let entries: Vec<(store::FileKey, Vec<u8>)> = outcomes
+        .par_iter()
+        .filter_map(|o| {
+            let FileOutcome::Read { docs, key, reused } = o else {
+                return None;
+            };
+            let blob = match (reused, pack.and_then(|p| p.blob(*key))) {
+                (true, Some(b)) => b.to_vec(),
+                _ => {
+                    let mut w = crate::cache::Writer(Vec::new());
+                    store::encode(&mut w, docs);
+                    w.0
+                }
+            };
+            Some((*key, blob))
+        })
+        .collect();
+    if let Err(e) = store.save(entries) {
+        tracing::warn!(dir = %store.dir.display(), error = %e, "cannot write the function corpus store; the next build reads every file again");
+    }
+}
+
+#[cfg(test)]
+mod incremental_tests;
 #[cfg(test)]
 mod tests;

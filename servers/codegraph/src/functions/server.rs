@@ -115,18 +115,25 @@ impl ServerHandler for FunctionServer {
 
 /// Serves the tools over stdin/stdout, or over Streamable HTTP at `http` (loopback
 /// only unless `allow_remote`). With `root`, that checkout is indexed at start-up;
-/// `index_functions` opens only directories under `allowed_roots`.
+/// `index_functions` opens only directories under `allowed_roots`. What each file
+/// gave the corpus is kept in `<cache>/functions` (`cache` defaults to
+/// `<cache>/codegraph`, as the graph tools' cache), so a later tree of the same
+/// repository reads only its changed files.
 pub async fn serve(
     root: Option<PathBuf>,
+    cache: Option<PathBuf>,
     http: Option<String>,
     allow_remote: bool,
     allowed_roots: AllowedRoots,
     languages: Selection,
 ) -> anyhow::Result<()> {
+    let cache = cache
+        .unwrap_or_else(|| navbench_server_support::cache::default_cache_dir().join("codegraph"));
     let tools = Arc::new(
         FunctionTools::new()
             .with_allowed_roots(allowed_roots)
-            .with_languages(languages),
+            .with_languages(languages)
+            .with_store(cache.join("functions")),
     );
     if let Some(root) = &root {
         let tools = Arc::clone(&tools);

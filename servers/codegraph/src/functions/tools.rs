@@ -2,12 +2,14 @@
 //! text plus data out. `index_functions` builds the [`FunctionIndex`] of a checkout;
 //! `search_functions` ranks its documents for a query.
 
+use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
 use navbench_lang::family::Selection;
 use navbench_server_support::mcp::ToolOutput;
 use navbench_server_support::roots::AllowedRoots;
 use navbench_server_support::sandbox::Sandbox;
+use navbench_server_support::timings::{InitTimings, TimingsRecorder};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -60,6 +62,13 @@ pub struct IndexFunctionsOutput {
     pub documents: usize,
     /// Time to build the index, in milliseconds.
     pub build_ms: f64,
+    /// Files whose documents came from the per-file store (unchanged since a build
+    /// of an earlier tree) instead of a parse.
+    pub reused_files: usize,
+    /// Where the build's time went (fingerprint: walk, read and hash files; parse:
+    /// parse and tokenize, or load from the store; text: the BM25 statistics; write:
+    /// the store's new pack).
+    pub timings_ms: InitTimings,
 }
 
 /// One ranked document.
@@ -111,6 +120,8 @@ pub struct FunctionTools {
     allowed_roots: AllowedRoots,
     /// Which language families the corpus reads (`--languages`).
     languages: Selection,
+    /// The per-file corpus store (`<cache>/functions`), when there is a cache.
+    store: Option<PathBuf>,
     state: RwLock<Option<Arc<FunctionIndex>>>,
 }
 
@@ -122,6 +133,7 @@ impl FunctionTools {
         FunctionTools {
             allowed_roots: AllowedRoots::any(),
             languages: Selection::Auto,
+            store: None,
             state: RwLock::default(),
         }
     }
@@ -129,6 +141,14 @@ impl FunctionTools {
     /// The same tools, indexing the families `languages` chooses.
     pub fn with_languages(mut self, languages: Selection) -> FunctionTools {
         self.languages = languages;
+        self
+    }
+
+    /// The same tools, keeping what each file gave the corpus in `dir` between
+    /// builds, so that a tree a few files apart from one indexed before costs the
+    /// changed files' parses only.
+    pub fn with_store(mut self, dir: PathBuf) -> FunctionTools {
+        self.store = Some(dir);
         self
     }
 
@@ -165,8 +185,15 @@ impl FunctionTools {
         self.allowed_roots
             .check("index_functions", sandbox.root())
             .map_err(|e| FunctionToolError::Invalid(e.to_string()))?;
-        let index = FunctionIndex::build_for(sandbox.root(), filter, &self.languages)
-            .map_err(|e| FunctionToolError::Build(e.to_string()))?;
+        let timings = TimingsRecorder::default();
+        let index = FunctionIndex::build_with(
+            sandbox.root(),
+            filter,
+            &self.languages,
+            self.store.as_deref(),
+            &timings,
+        )
+        .map_err(|e| FunctionToolError::Build(e.to_string()))?;
         let s = index.stats().clone();
         let data = IndexFunctionsOutput {
             root: index.root().display().to_string(),
@@ -177,6 +204,8 @@ impl FunctionTools {
             unparsable_files: s.unparsable_files,
             documents: s.documents,
             build_ms: index.build_ms(),
+            reused_files: index.reused_files(),
+            timings_ms: timings.snapshot(),
         };
         tracing::info!(root = %data.root, documents = data.documents, build_ms = format!("{:.0}", data.build_ms), "function index built");
         let text = format!(

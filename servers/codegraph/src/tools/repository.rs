@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use navbench_lang::family::{Families, Selection};
 use navbench_server_support::sandbox::Sandbox;
+use navbench_server_support::timings::{Part, TimingsRecorder};
 
 use super::*;
 use crate::bm25::{Bm25Error, Bm25Index};
@@ -79,17 +80,22 @@ impl CodegraphTools {
         let root = sandbox.root().to_path_buf();
         let force = args.force_rebuild.unwrap_or(false);
         let mut phases = InitPhases::start();
-        let entry = CacheEntry::new(
-            &self.cache_dir,
-            CacheKey::of(&root).with_languages(&self.languages),
-        );
+        let t = TimingsRecorder::default();
+        let entry = t.time(Part::Fingerprint, || {
+            CacheEntry::new(
+                &self.cache_dir,
+                CacheKey::of(&root).with_languages(&self.languages),
+            )
+        });
         phases.mark("key");
-        let (graph, cache, content) = self.graph_and_content(&root, &entry, force)?;
+        let (graph, cache, content) = self.graph_and_content(&root, &entry, force, &t)?;
         phases.mark("graph+bm25");
-        let retrievers = crate::retrievers::with_content(&graph, content);
+        let retrievers = t.time(Part::Text, || {
+            crate::retrievers::with_content(&graph, content)
+        });
         phases.mark("modules");
-        let rg = RepoGraph::new(graph);
-        let fuzzy = FuzzyIndex::build(rg.graph());
+        let rg = t.time(Part::Graph, || RepoGraph::new(graph));
+        let fuzzy = t.time(Part::Text, || FuzzyIndex::build(rg.graph()));
         phases.mark("fuzzy");
         let all_files: Vec<String> = rg
             .graph()
@@ -122,6 +128,7 @@ impl CodegraphTools {
                 (Some(_), false) => "built",
             }
             .to_string(),
+            timings_ms: t.snapshot(),
             next_step: NEXT_STEP.to_string(),
         };
         // The build time is structuredContent's `build_ms` only: the text an agent
@@ -174,6 +181,7 @@ impl CodegraphTools {
         root: &Path,
         entry: &CacheEntry,
         force: bool,
+        t: &TimingsRecorder,
     ) -> Result<(crate::graph::CodeGraph, &'static str, ContentIndex), ToolError> {
         let chunk_store = crate::chunk::ChunkStore::new(self.cache_dir.join("chunks"));
         let index_dir = entry.dir.join("bm25");
@@ -189,14 +197,17 @@ impl CodegraphTools {
                 shared,
                 &languages,
             );
+            t.add(Part::Text, started.elapsed());
             tracing::debug!(elapsed = ?started.elapsed(), "BM25 content index built");
             content
         };
         let (graph, saved) = rayon::join(
-            || self.cached_graph(entry, force),
+            || t.time(Part::Graph, || self.cached_graph(entry, force)),
             || match force {
                 true => Ok(None),
-                false => crate::retrievers::open_content(root, &index_dir),
+                false => t.time(Part::Text, || {
+                    crate::retrievers::open_content(root, &index_dir)
+                }),
             },
         );
         let why = match (graph, saved) {
@@ -208,13 +219,13 @@ impl CodegraphTools {
             (Ok(graph), Err(e)) => return Ok((graph, "hit", Err(e))),
             (Err(why), Ok(Some(idx))) => {
                 return Ok((
-                    self.build_and_save(root, entry, None)?,
+                    self.build_and_save(root, entry, None, t)?,
                     why,
                     Ok((idx, true)),
                 ));
             }
             (Err(why), Err(e)) => {
-                return Ok((self.build_and_save(root, entry, None)?, why, Err(e)));
+                return Ok((self.build_and_save(root, entry, None, t)?, why, Err(e)));
             }
             (Err(why), Ok(None)) => why,
         };
@@ -229,10 +240,10 @@ impl CodegraphTools {
         let sink = shared
             .clone()
             .map(|s| s as Arc<dyn crate::builder::TreeSink>);
-        let extraction = self.extract(root, sink)?;
+        let extraction = t.time(Part::Parse, || self.extract(root, sink))?;
         let families = extraction.languages().clone();
         let (graph, content) = rayon::join(
-            || self.assemble_and_save(extraction, entry),
+            || self.assemble_and_save(extraction, entry, t),
             || build_content(shared.as_deref(), families),
         );
         Ok((graph, why, content))
@@ -298,9 +309,10 @@ impl CodegraphTools {
         root: &Path,
         entry: &CacheEntry,
         trees: Option<Arc<dyn crate::builder::TreeSink>>,
+        t: &TimingsRecorder,
     ) -> Result<crate::graph::CodeGraph, ToolError> {
-        let extraction = self.extract(root, trees)?;
-        Ok(self.assemble_and_save(extraction, entry))
+        let extraction = t.time(Part::Parse, || self.extract(root, trees))?;
+        Ok(self.assemble_and_save(extraction, entry, t))
     }
 
     /// The graph from an extraction, saved in `entry` (a failure to save is logged).
@@ -308,8 +320,11 @@ impl CodegraphTools {
         &self,
         extraction: crate::builder::Extraction,
         entry: &CacheEntry,
+        t: &TimingsRecorder,
     ) -> crate::graph::CodeGraph {
-        let (graph, report) = extraction.assemble(&self.build_options(None));
+        let (graph, report) = t.time(Part::Graph, || {
+            extraction.assemble(&self.build_options(None))
+        });
         tracing::info!(
             parsed = report.parsed,
             reused = report.reused,
@@ -320,6 +335,7 @@ impl CodegraphTools {
         if let Err(e) = entry.save_graph(&graph) {
             tracing::warn!(error = %e, dir = %entry.dir.display(), "cannot write the graph cache");
         }
+        t.add(Part::Write, saving.elapsed());
         tracing::debug!(elapsed = ?saving.elapsed(), "graph cache written");
         graph
     }

@@ -38,6 +38,11 @@ pub struct InitOutput {
     pub content_search: bool,
     /// The BM25 content index: `cached` (loaded), `built` or `unavailable`.
     pub content_index: String,
+    /// Where the time went: fingerprint (the cache key), parse (reading files, or
+    /// reusing earlier reads), graph (assembling or loading it), text (BM25 content,
+    /// module and fuzzy indexes), write (the graph cache). Parts run concurrently
+    /// count each their own time.
+    pub timings_ms: navbench_server_support::timings::InitTimings,
     /// What to do next.
     pub next_step: String,
 }

@@ -43,6 +43,7 @@ use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use navbench_server_support::timings::{Part, TimingsRecorder};
 use navbench_server_support::walk::{FileGlob, WalkOptions, walk_files};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -377,21 +378,42 @@ impl RepoIndex {
         embedder: &dyn TextEncoder,
         dir: &Path,
     ) -> Result<(RepoIndex, IndexStats), IndexError> {
+        RepoIndex::build_timed(root, filter, embedder, dir, &TimingsRecorder::default())
+    }
+
+    /// [`RepoIndex::build`], adding each part's time to `timings` (fingerprint: the
+    /// walk; parse: chunking; vectors: the embedding cache and embedding; text: the
+    /// tantivy index; write: the chunk store).
+    pub fn build_timed(
+        root: &Path,
+        filter: &FileFilter,
+        embedder: &dyn TextEncoder,
+        dir: &Path,
+        timings: &TimingsRecorder,
+    ) -> Result<(RepoIndex, IndexStats), IndexError> {
         let t0 = Instant::now();
         let tracker = progress::Tracker::start(dir);
         let progress = tracker.progress();
         let compiled = filter.compile()?;
-        let files: Vec<String> = walk_files(root, &WalkOptions::default())?
-            .into_iter()
-            .map(|f| f.rel)
-            .filter(|rel| compiled.accepts(rel))
-            .collect();
+        let files: Vec<String> = timings.time(Part::Fingerprint, || {
+            Ok::<_, IndexError>(
+                walk_files(root, &WalkOptions::default())?
+                    .into_iter()
+                    .map(|f| f.rel)
+                    .filter(|rel| compiled.accepts(rel))
+                    .collect(),
+            )
+        })?;
         fs::create_dir_all(dir).map_err(io_err(dir))?;
         progress.set_stage("chunking");
-        let per_file = chunk_files(root, &files);
-        chunk_cache::evict();
+        let per_file = timings.time(Part::Parse, || {
+            let per_file = chunk_files(root, &files);
+            chunk_cache::evict();
+            per_file
+        });
         let n_files = per_file.len();
         let chunks: Vec<Chunk> = per_file.into_iter().flat_map(|(_, c)| c).collect();
+        let started = Instant::now();
         let mut cache = EmbeddingCache::load(
             &EmbeddingCache::path(dir, embedder.model_id()),
             embedder.dim(),
@@ -399,6 +421,8 @@ impl RepoIndex {
         if let Some(shared) = EmbeddingCache::shared_dir(embedder) {
             cache.add_shared(&shared);
         }
+        timings.add(Part::Vectors, started.elapsed());
+        let started = Instant::now();
         let tdir = dir.join("tantivy");
         if tdir.exists() {
             fs::remove_dir_all(&tdir).map_err(io_err(&tdir))?;
@@ -425,8 +449,12 @@ impl RepoIndex {
             reader,
             fields,
         };
-        let (embedded, reused) = idx.embed_missing(&chunks, embedder, Some(progress))?;
+        timings.add(Part::Text, started.elapsed());
+        let (embedded, reused) = timings.time(Part::Vectors, || {
+            idx.embed_missing(&chunks, embedder, Some(progress))
+        })?;
         progress.set_stage("bm25");
+        let started = Instant::now();
         {
             let mut writer = idx
                 .index
@@ -438,9 +466,12 @@ impl RepoIndex {
             writer.wait_merging_threads()?;
         }
         idx.reader.reload()?;
+        timings.add(Part::Text, started.elapsed());
         progress.set_stage("saving");
-        idx.set_chunks(chunks)?;
-        idx.persist()?;
+        timings.time(Part::Write, || {
+            idx.set_chunks(chunks)?;
+            idx.persist()
+        })?;
         let stats = IndexStats {
             files: n_files,
             chunks: idx.chunks.len(),

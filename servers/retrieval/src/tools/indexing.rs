@@ -7,6 +7,7 @@ use std::sync::{Arc, RwLock, mpsc};
 use std::time::Duration;
 
 use navbench_server_support::mcp::ToolOutput;
+use navbench_server_support::timings::{InitTimings, Part, TimingsRecorder};
 
 use super::args::{branch_arg, int_arg, patterns_arg, text_arg};
 use super::{
@@ -25,6 +26,8 @@ struct JobResult {
     method: String,
     changes: Changes,
     from_commit: Option<String>,
+    /// Where a full build's time went (zeros for an update).
+    timings: InitTimings,
 }
 
 impl RetrievalTools {
@@ -208,19 +211,24 @@ impl RetrievalTools {
             )?),
             SourceKind::Local => head_commit_of(&record.local_path),
         };
-        let (index, stats) = RepoIndex::build(
+        let timings = TimingsRecorder::default();
+        let (index, stats) = RepoIndex::build_timed(
             &record.local_path,
             &filter_of(record),
             self.shared.embedder.as_ref(),
             &index_dir(data, &record.id, self.kind()),
+            &timings,
         )?;
-        self.install_index(&record.id, &record.local_path, index, commit.clone())?;
+        timings.time(Part::Write, || {
+            self.install_index(&record.id, &record.local_path, index, commit.clone())
+        })?;
         Ok(JobResult {
             stats,
             commit,
             method: "full rebuild".to_string(),
             changes: Changes::default(),
             from_commit: record.last_indexed_commit.clone(),
+            timings: timings.snapshot(),
         })
     }
 
@@ -281,6 +289,7 @@ impl RetrievalTools {
             method: method.to_string(),
             changes,
             from_commit: record.last_indexed_commit.clone(),
+            timings: InitTimings::default(),
         })
     }
 
@@ -374,6 +383,7 @@ fn index_answer(
                 chunks_embedded: result.stats.embedded,
                 commit: result.commit.clone(),
                 elapsed_ms: result.stats.elapsed_ms,
+                timings_ms: result.timings,
                 message: format!(
                     "Indexed {} ({} files, {} chunks; {} embedded, {} from the cache). Search it with search_code(repo_id='{}').",
                     record.name,
@@ -406,6 +416,7 @@ fn index_answer(
                 chunks_embedded: 0,
                 commit: None,
                 elapsed_ms: 0,
+                timings_ms: InitTimings::default(),
                 message: format!(
                     "Indexing {} continues in the background (repo_id {id}). Call get_repository_info('{id}') until status is 'ready', then search_code.",
                     record.name

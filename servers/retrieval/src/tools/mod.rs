@@ -112,6 +112,8 @@ struct WorkspaceState {
     watcher: Option<Watcher>,
     /// What the start-up indexing did, once it is done.
     stats: Option<IndexStats>,
+    /// Where the start-up indexing's time went, once it is done.
+    timings: Option<navbench_server_support::timings::InitTimings>,
 }
 
 /// The tools' state (cheap to clone: shared behind an `Arc`).

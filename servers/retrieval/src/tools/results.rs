@@ -153,6 +153,11 @@ pub struct IndexRepositoryOutput {
     pub commit: Option<String>,
     /// Indexing time in milliseconds.
     pub elapsed_ms: u64,
+    /// Where the indexing time went (fingerprint: the walk; parse: chunking; vectors:
+    /// embedding cache and embedding; text: the BM25 index; write: the chunk store);
+    /// zeros while indexing goes on.
+    #[serde(default)]
+    pub timings_ms: navbench_server_support::timings::InitTimings,
     /// What happened and what to do next.
     pub message: String,
 }

@@ -7,6 +7,7 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use navbench_server_support::mcp::ToolOutput;
+use navbench_server_support::timings::{Part, TimingsRecorder};
 
 use super::{
     IndexRepositoryOutput, RetrievalTools, Shared, ToolError, WorkspaceState, current_files,
@@ -41,6 +42,7 @@ impl RetrievalTools {
             pending: Vec::new(),
             watcher: None,
             stats: None,
+            timings: None,
         });
         // Watch first, so edits made while the index builds are not lost.
         self.watch_workspace(&root);
@@ -49,13 +51,15 @@ impl RetrievalTools {
         std::thread::Builder::new()
             .name("navbench-workspace-index".into())
             .spawn(move || {
-                let outcome = tools.index_workspace(&job_id, &root);
+                let timings = TimingsRecorder::default();
+                let outcome = tools.index_workspace(&job_id, &root, &timings);
                 tools.finish_job(
                     &job_id,
                     outcome.as_ref().map(|_| ()).map_err(|e| e.to_string()),
                 );
                 if let (Ok(stats), Some(ws)) = (&outcome, lock(&tools.shared.workspace).as_mut()) {
                     ws.stats = Some(stats.clone());
+                    ws.timings = Some(timings.snapshot());
                 }
                 match outcome {
                     Ok(stats) => tracing::info!(
@@ -132,15 +136,25 @@ impl RetrievalTools {
     }
 
     /// Open the persisted workspace index and catch up with the disk, or build it.
-    pub(super) fn index_workspace(&self, id: &str, root: &Path) -> Result<IndexStats, ToolError> {
+    /// Each part's time is added to `timings` (an index reopened and brought up to
+    /// date counts as text, its file check as fingerprint, its update as parse).
+    pub(super) fn index_workspace(
+        &self,
+        id: &str,
+        root: &Path,
+        timings: &TimingsRecorder,
+    ) -> Result<IndexStats, ToolError> {
         let data = &self.shared.settings.data_dir;
         let dir = index_dir(data, id, self.kind());
         let embedder = self.shared.embedder.as_ref();
-        let reopened = RepoIndex::open(&dir, embedder).ok().and_then(|mut index| {
-            let manifest = Manifest::load(&manifest_path(data, id, self.kind()))?;
-            let current = current_files(root, &index).ok()?;
-            let refs: Vec<&str> = current.iter().map(String::as_str).collect();
-            let changes = manifest.changes(root, &refs);
+        let opened = timings.time(Part::Text, || RepoIndex::open(&dir, embedder).ok());
+        let reopened = opened.and_then(|mut index| {
+            let changes = timings.time(Part::Fingerprint, || {
+                let manifest = Manifest::load(&manifest_path(data, id, self.kind()))?;
+                let current = current_files(root, &index).ok()?;
+                let refs: Vec<&str> = current.iter().map(String::as_str).collect();
+                Some(manifest.changes(root, &refs))
+            })?;
             let stats = if changes.is_empty() {
                 IndexStats {
                     files: 0,
@@ -148,15 +162,21 @@ impl RetrievalTools {
                     ..IndexStats::default()
                 }
             } else {
-                index.update_files(root, &changes.all(), embedder).ok()?
+                timings
+                    .time(Part::Parse, || {
+                        index.update_files(root, &changes.all(), embedder)
+                    })
+                    .ok()?
             };
             Some((index, stats))
         });
         let (index, stats) = match reopened {
             Some(found) => found,
-            None => RepoIndex::build(root, &FileFilter::default(), embedder, &dir)?,
+            None => RepoIndex::build_timed(root, &FileFilter::default(), embedder, &dir, timings)?,
         };
-        self.install_index(id, root, index, head_commit_of(root))?;
+        timings.time(Part::Write, || {
+            self.install_index(id, root, index, head_commit_of(root))
+        })?;
         Ok(stats)
     }
     /// A watcher batch: re-index these workspace paths (or queue them while indexing).
@@ -281,6 +301,10 @@ impl RetrievalTools {
             chunks_embedded: stats.embedded,
             commit: record.last_indexed_commit.clone(),
             elapsed_ms: stats.elapsed_ms,
+            timings_ms: lock(&self.shared.workspace)
+                .as_ref()
+                .and_then(|w| w.timings)
+                .unwrap_or_default(),
             message: message.clone(),
         };
         Ok(Some(ToolOutput::ok(
