@@ -187,7 +187,7 @@ fn a_recorded_run_replays_under_another_cache_directory() {
     assert!(asked >= 4, "{asked} requests");
     let rec = s.work.path().join("rec");
     let rep = s.work.path().join("rep");
-    copy_dir(&rec.join("llm-cache"), &rep.join("llm-cache"));
+    common::replay::copy_dir(&rec.join("llm-cache"), &rep.join("llm-cache"));
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -208,17 +208,4 @@ fn a_recorded_run_replays_under_another_cache_directory() {
         .find(|c| c["tool"] == "init_repository")
         .unwrap();
     assert!(init["args"].contains("/repo"), "{init:?}");
-}
-
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
 }

@@ -163,7 +163,7 @@ fn a_real_model_plays_the_agent_and_replays_from_the_cache() {
         .unwrap()
         .port();
     let replay = work.path().join("replay");
-    copy_dir(&live.join("llm-cache"), &replay.join("llm-cache"));
+    common::replay::copy_dir(&live.join("llm-cache"), &replay.join("llm-cache"));
     let again = run(
         work.path(),
         "replay",
@@ -173,17 +173,4 @@ fn a_real_model_plays_the_agent_and_replays_from_the_cache() {
     let err = String::from_utf8_lossy(&again.stderr);
     assert!(again.status.success(), "{err}");
     common::replay::assert_same_run(&live, &replay);
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
 }

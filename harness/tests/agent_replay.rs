@@ -22,19 +22,6 @@ fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agent-replay")
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
-}
-
 fn entries(dir: &Path) -> usize {
     std::fs::read_dir(dir)
         .unwrap()
@@ -54,7 +41,7 @@ fn entries(dir: &Path) -> usize {
 fn a_recorded_run_replays_under_another_cache_with_no_request() {
     let work = tempfile::tempdir().unwrap();
     let out = work.path().join("out");
-    copy_dir(&fixture().join("llm-cache"), &out.join("llm-cache"));
+    common::replay::copy_dir(&fixture().join("llm-cache"), &out.join("llm-cache"));
     let recorded = entries(&fixture().join("llm-cache"));
     assert!(recorded > 0, "the fixture holds no cache entry");
     // The agent file the fixture was recorded with, at an address nothing serves.

@@ -48,3 +48,18 @@ pub fn assert_same_run(a: &Path, b: &Path) {
         }
     }
 }
+
+/// Copies the directory `from` to `to`, recursively (a recorded `--llm-cache` moved to
+/// another place, as on another machine).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
