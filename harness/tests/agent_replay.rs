@@ -37,7 +37,6 @@ fn entries(dir: &Path) -> usize {
 }
 
 #[test]
-#[ignore = "the fixture's cache is not recorded yet (a turn of the local model took 5-10 minutes on the shared build machine): run harness/tests/fixtures/agent-replay/record.sh PORT against agents/local-llama.sh serve PORT, commit what it writes, drop this ignore"]
 fn a_recorded_run_replays_under_another_cache_with_no_request() {
     let work = tempfile::tempdir().unwrap();
     let out = work.path().join("out");
