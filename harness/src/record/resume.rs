@@ -93,6 +93,8 @@ mod tests {
             token_budget: 1000,
             max_completion_tokens: 100,
             max_tool_result_tokens: 100,
+            provider: String::new(),
+            extra_body: Default::default(),
         }
     }
 
@@ -133,6 +135,13 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("\"temperature\":0.7"), "{e}");
+        // Another reasoning effort ([extra_body]) is another player too.
+        let mut effort = a.clone();
+        effort
+            .extra_body
+            .insert("reasoning_effort".into(), "high".into());
+        let e = same(&effort).unwrap_err().to_string();
+        assert!(e.contains("\"reasoning_effort\":\"high\""), "{e}");
         let scripted = Player {
             agent: None,
             agent_cmd: None,

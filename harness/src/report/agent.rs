@@ -256,6 +256,8 @@ mod tests {
             token_budget: 200_000,
             max_completion_tokens: 1024,
             max_tool_result_tokens: 4000,
+            provider: String::new(),
+            extra_body: Default::default(),
         }
     }
 

@@ -135,6 +135,14 @@ pub struct AgentInfo {
     pub token_budget: u64,
     pub max_completion_tokens: u64,
     pub max_tool_result_tokens: usize,
+    /// The provider whose request shape was sent (empty in a `run.json` written before
+    /// providers existed).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub provider: String,
+    /// `[extra_body]` (e.g. `reasoning_effort`): it changes what the model does, so a
+    /// resume with another one is refused as one with another temperature is.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra_body: serde_json::Map<String, serde_json::Value>,
 }
 
 impl AgentConfig {
@@ -150,6 +158,8 @@ impl AgentConfig {
             token_budget: self.token_budget,
             max_completion_tokens: self.max_completion_tokens,
             max_tool_result_tokens: self.max_tool_result_tokens,
+            provider: self.provider.as_str().to_string(),
+            extra_body: self.extra_body.clone(),
         }
     }
 }
