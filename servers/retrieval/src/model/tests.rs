@@ -167,20 +167,20 @@ fn fetch_reuses_an_installed_model() {
     assert_eq!(dir, default_model_dir(cache.path()));
 }
 
-/// Runs the real all-MiniLM-L6-v2 when `NAVBENCH_MINILM_DIR` points at it or it is
-/// installed in the default cache (`navbench-retrieval fetch-model`).
+/// Runs the real all-MiniLM-L6-v2 that `NAVBENCH_MINILM_DIR` points at, or the one
+/// installed in the default cache (`navbench-retrieval fetch-model`); ignored unless
+/// asked for, and then failing when neither holds the model.
 #[test]
+#[ignore = "needs all-MiniLM-L6-v2: set NAVBENCH_MINILM_DIR to its directory (navbench run or navbench-retrieval fetch-model installs it); .ci/run runs it after the mini run"]
 fn real_minilm_ranks_relevant_code_higher() {
     let dir = std::env::var_os("NAVBENCH_MINILM_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| default_model_dir(&navbench_server_support::cache::default_cache_dir()));
-    if !MODEL_FILES.iter().all(|f| dir.join(f).is_file()) {
-        eprintln!(
-            "no MiniLM at {} (set NAVBENCH_MINILM_DIR); skipping",
-            dir.display()
-        );
-        return;
-    }
+    assert!(
+        MODEL_FILES.iter().all(|f| dir.join(f).is_file()),
+        "no MiniLM at {}: set NAVBENCH_MINILM_DIR, or install it with navbench-retrieval fetch-model",
+        dir.display()
+    );
     let e = Embedder::load(&dir).unwrap();
     assert_eq!(e.dim(), 384);
     let v = e

@@ -14,15 +14,15 @@ fn tiny() -> (tempfile::TempDir, BertPass, BertModel) {
     (dir, pass, model)
 }
 
-/// The real MiniLM when `NAVBENCH_MINILM_DIR` points at it.
-fn minilm_dir() -> Option<PathBuf> {
+/// The real MiniLM that `NAVBENCH_MINILM_DIR` points at; the tests that need it are
+/// ignored unless asked for, and then fail saying what to set.
+fn minilm_dir() -> PathBuf {
     let dir = std::env::var_os("NAVBENCH_MINILM_DIR").map(PathBuf::from);
     match dir {
-        Some(d) if d.join("model.safetensors").is_file() => Some(d),
-        _ => {
-            eprintln!("NAVBENCH_MINILM_DIR does not name a MiniLM directory; skipping");
-            None
-        }
+        Some(d) if d.join("model.safetensors").is_file() => d,
+        other => panic!(
+            "NAVBENCH_MINILM_DIR ({other:?}) does not name an all-MiniLM-L6-v2 directory with model.safetensors: set it (navbench-retrieval fetch-model installs the model)"
+        ),
     }
 }
 
@@ -261,8 +261,9 @@ fn weights_that_do_not_fit_the_config_are_named() {
 /// On the real MiniLM when `NAVBENCH_MINILM_DIR` points at it: 2,048 vocabulary
 /// tokens framed as distillation frames them, against candle's `BertModel`.
 #[test]
+#[ignore = "needs all-MiniLM-L6-v2: set NAVBENCH_MINILM_DIR to its directory (navbench run or navbench-retrieval fetch-model installs it); .ci/run runs it after the mini run"]
 fn candles_bits_on_minilm_when_installed() {
-    let Some(dir) = minilm_dir() else { return };
+    let dir = minilm_dir();
     let mut pass = BertPass::load(&dir).unwrap();
     let model = bert_model(&dir);
     let seqs: Vec<u32> = (0..2048u32)
@@ -283,8 +284,9 @@ fn candles_bits_on_minilm_when_installed() {
 /// Sentence embeddings of 1 to 512 tokens on the real MiniLM against `BertModel`'s
 /// padded batches, when `NAVBENCH_MINILM_DIR` points at it.
 #[test]
+#[ignore = "needs all-MiniLM-L6-v2: set NAVBENCH_MINILM_DIR to its directory (navbench run or navbench-retrieval fetch-model installs it); .ci/run runs it after the mini run"]
 fn minilm_embeddings_match_bert_model_when_installed() {
-    let Some(dir) = minilm_dir() else { return };
+    let dir = minilm_dir();
     let pass = BertPass::load(&dir).unwrap();
     let model = bert_model(&dir);
     let diff = compare_embeddings(&pass, &model, &sequences(1996, 28_000, (101, 102)));
