@@ -12,40 +12,19 @@
 //!
 //! Needs every binary built (`cargo test --workspace` does it).
 
-use std::collections::HashMap;
-
 use serde_json::Value;
 
 mod common;
 
-use common::endpoint::{self, Reply, agent_file, turns_so_far};
+use common::endpoint::{self, Reply, agent_file, run_agent, turns_so_far};
 use common::repo::{Setup, instance, read_csv, setup};
-
-fn run_agent(
-    s: &Setup,
-    out: &str,
-    base_url: &str,
-    extra_toml: &str,
-) -> (std::process::Output, Vec<HashMap<String, String>>) {
-    let ds = s.write_dataset(&[instance("acme__shop-1", &s.commit)]);
-    let agent = agent_file(s.work.path(), base_url, extra_toml);
-    let agent = agent.to_string_lossy().into_owned();
-    let o = s.run(&ds, out, &["--variants", "text", "--agent", &agent]);
-    let rows_path = s.work.path().join(out).join("instances.csv");
-    let rows = if rows_path.exists() {
-        read_csv(&rows_path)
-    } else {
-        Vec::new()
-    };
-    (o, rows)
-}
 
 const ANSWER: &str = "Found it:\n\n1. **shop/store.py:17**\n- `/repo/shop/report.py::report`\n- format_price()\n- ../outside.py\n- [shop/store.py:9-12]\nshop/store.py:17:            total += item['price']\n";
 
-#[test]
-fn the_model_sees_repo_and_every_answer_form_is_read() {
-    let s = setup();
-    let ep = endpoint::start(|_, body| match turns_so_far(body) {
+/// The scripted model of these tests: it reads a file and greps, both through
+/// `/repo`, then answers with [`ANSWER`].
+fn reads_then_answers() -> endpoint::Endpoint {
+    endpoint::start(|_, body| match turns_so_far(body) {
         0 => Reply::calls(&[
             (
                 "read_file",
@@ -54,8 +33,14 @@ fn the_model_sees_repo_and_every_answer_form_is_read() {
             ("grep", r#"{"pattern": "total_price"}"#),
         ]),
         _ => Reply::answer(ANSWER),
-    });
-    let (o, rows) = run_agent(&s, "out", &ep.base_url, "");
+    })
+}
+
+#[test]
+fn the_model_sees_repo_and_every_answer_form_is_read() {
+    let s = setup();
+    let ep = reads_then_answers();
+    let (o, rows) = run_agent(&s, "out", &ep.base_url, "", &[]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     let r = &rows[0];
@@ -132,10 +117,10 @@ fn the_model_sees_repo_and_every_answer_form_is_read() {
 fn a_resume_with_another_model_is_refused_naming_both() {
     let s = setup();
     let ep = endpoint::start(|_, _| Reply::Http(500, Vec::new(), "down".into()));
-    let (o, rows) = run_agent(&s, "out", &ep.base_url, "");
+    let (o, rows) = run_agent(&s, "out", &ep.base_url, "", &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(rows[0]["status"], "error");
-    let (o, _) = run_agent(&s, "out", &ep.base_url, "temperature = 0.5");
+    let (o, _) = run_agent(&s, "out", &ep.base_url, "temperature = 0.5", &[]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success(), "{err}");
     assert!(
@@ -171,16 +156,7 @@ fn run_in(s: &Setup, out: &str, cache: &str, base_url: &str) -> std::process::Ou
 #[test]
 fn a_recorded_run_replays_under_another_cache_directory() {
     let s = setup();
-    let ep = endpoint::start(|_, body| match turns_so_far(body) {
-        0 => Reply::calls(&[
-            (
-                "read_file",
-                r#"{"path": "/repo/shop/store.py", "end_line": 3}"#,
-            ),
-            ("grep", r#"{"pattern": "total_price"}"#),
-        ]),
-        _ => Reply::answer(ANSWER),
-    });
+    let ep = reads_then_answers();
     let o = run_in(&s, "rec", "cache", &ep.base_url);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let asked = ep.requests.lock().unwrap().len();

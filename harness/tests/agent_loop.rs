@@ -7,39 +7,14 @@
 //!
 //! Needs every binary built (`cargo test --workspace` does it).
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use serde_json::Value;
 
 mod common;
 
-use common::endpoint::{self, Reply, agent_file, turns_so_far};
-use common::repo::{Setup, instance, read_csv, setup};
-
-/// Runs the text variant on one instance with the agent at `base_url`.
-fn run_agent(
-    s: &Setup,
-    out: &str,
-    base_url: &str,
-    extra_toml: &str,
-    extra: &[&str],
-) -> (std::process::Output, Vec<HashMap<String, String>>) {
-    let ds = s.write_dataset(&[instance("acme__shop-1", &s.commit)]);
-    let agent = agent_file(s.work.path(), base_url, extra_toml);
-    let mut args = vec!["--variants", "text", "--agent"];
-    let agent = agent.to_string_lossy().into_owned();
-    args.push(&agent);
-    args.extend_from_slice(extra);
-    let o = s.run(&ds, out, &args);
-    let rows_path = s.work.path().join(out).join("instances.csv");
-    let rows = if rows_path.exists() {
-        read_csv(&rows_path)
-    } else {
-        Vec::new()
-    };
-    (o, rows)
-}
+use common::endpoint::{self, Reply, run_agent, turns_so_far};
+use common::repo::{Setup, read_csv, setup};
 
 fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

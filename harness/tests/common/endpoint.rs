@@ -216,3 +216,32 @@ pub fn agent_file(dir: &std::path::Path, base_url: &str, extra: &str) -> std::pa
     .unwrap();
     p
 }
+
+/// Runs the text variant on one instance (`acme__shop-1`) into `out` with the agent
+/// file [`agent_file`] writes for `base_url` and `extra_toml`, and `extra` flags; the
+/// rows of `instances.csv` (none when the run wrote none).
+pub fn run_agent(
+    s: &super::repo::Setup,
+    out: &str,
+    base_url: &str,
+    extra_toml: &str,
+    extra: &[&str],
+) -> (
+    std::process::Output,
+    Vec<std::collections::HashMap<String, String>>,
+) {
+    let ds = s.write_dataset(&[super::repo::instance("acme__shop-1", &s.commit)]);
+    let agent = agent_file(s.work.path(), base_url, extra_toml);
+    let mut args = vec!["--variants", "text", "--agent"];
+    let agent = agent.to_string_lossy().into_owned();
+    args.push(&agent);
+    args.extend_from_slice(extra);
+    let o = s.run(&ds, out, &args);
+    let rows_path = s.work.path().join(out).join("instances.csv");
+    let rows = if rows_path.exists() {
+        super::repo::read_csv(&rows_path)
+    } else {
+        Vec::new()
+    };
+    (o, rows)
+}
