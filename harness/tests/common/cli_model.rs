@@ -13,7 +13,7 @@
 //! its body, the tools it offered the model (names as the CLI spells them) and how
 //! long answering took.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -106,30 +106,15 @@ pub fn offered(req: &Request, suffix: &str) -> Option<String> {
 
 fn serve(mut stream: TcpStream, script: &Script, seen: &Mutex<Vec<Request>>) {
     let t0 = Instant::now();
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut request_line = String::new();
-    if reader.read_line(&mut request_line).is_err() {
+    let Some(super::endpoint::HttpRequest {
+        line: request_line,
+        body,
+        path,
+        ..
+    }) = super::endpoint::read_request(&stream)
+    else {
         return;
-    }
-    let mut length = 0usize;
-    loop {
-        let mut h = String::new();
-        if reader.read_line(&mut h).is_err() || h == "\r\n" || h.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = h.split_once(':')
-            && k.eq_ignore_ascii_case("content-length")
-        {
-            length = v.trim().parse().unwrap_or(0);
-        }
-    }
-    let mut body = vec![0; length];
-    let _ = reader.read_exact(&mut body);
-    let path = request_line
-        .split_whitespace()
-        .nth(1)
-        .unwrap_or("")
-        .to_string();
+    };
     if !request_line.starts_with("POST") {
         return respond(&mut stream, "application/json", "{}");
     }

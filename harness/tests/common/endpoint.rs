@@ -125,17 +125,23 @@ fn serve_all(script: Arc<Script>, probes_aside: bool) -> Endpoint {
     }
 }
 
-fn serve(
-    mut stream: TcpStream,
-    script: &Script,
-    seen: &Mutex<Vec<Value>>,
-    probes: Option<&Mutex<Vec<Value>>>,
-) {
+/// One HTTP request as the scripted endpoints read it.
+pub struct HttpRequest {
+    /// The request line (`POST /v1/chat/completions HTTP/1.1`).
+    pub line: String,
+    /// Header names in lower case, values trimmed.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// The request line's path.
+    pub path: String,
+}
+
+/// Reads one request from `stream` (headers, then `content-length` bytes of body);
+/// `None` when the client sent nothing.
+pub fn read_request(stream: &TcpStream) -> Option<HttpRequest> {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut request_line = String::new();
-    if reader.read_line(&mut request_line).is_err() {
-        return;
-    }
+    let mut line = String::new();
+    reader.read_line(&mut line).ok()?;
     let mut length = 0usize;
     let mut headers = Vec::new();
     loop {
@@ -153,11 +159,30 @@ fn serve(
     }
     let mut body = vec![0; length];
     let _ = reader.read_exact(&mut body);
-    let path = request_line
-        .split_whitespace()
-        .nth(1)
-        .unwrap_or("")
-        .to_string();
+    let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
+    Some(HttpRequest {
+        line,
+        headers,
+        body,
+        path,
+    })
+}
+
+fn serve(
+    mut stream: TcpStream,
+    script: &Script,
+    seen: &Mutex<Vec<Value>>,
+    probes: Option<&Mutex<Vec<Value>>>,
+) {
+    let Some(HttpRequest {
+        line: request_line,
+        headers,
+        body,
+        path,
+    }) = read_request(&stream)
+    else {
+        return;
+    };
     let reply = if request_line.starts_with("GET") {
         Reply::Http(200, Vec::new(), r#"{"data":[]}"#.to_string())
     } else {
