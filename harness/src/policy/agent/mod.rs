@@ -426,8 +426,8 @@ impl Agent {
             return Turn::Next;
         }
         let text = message.get("content").and_then(Value::as_str).unwrap_or("");
-        let (loc, parsed, read) = read_answer(text, task, &mut c.answer);
-        match turn::ending(finish.as_deref(), text, !parsed.is_empty(), c.reminded) {
+        let a = read_answer(text, task, &mut c.answer);
+        match turn::ending(finish.as_deref(), text, !a.named.is_empty(), c.reminded) {
             Ending::Remind(reminder) => {
                 c.reminded = true;
                 if !text.trim().is_empty() {
@@ -454,11 +454,10 @@ impl Agent {
                 Turn::Done(Ok(Locations::default()), false)
             }
             Ending::Answer => {
-                c.transcript
-                    .push(json!({"role": "navbench", "answer": text, "parsed": parsed,
-                "answer_lines": read["answer_lines"], "dropped": read["dropped"]}));
+                c.transcript.push(answer_line(text, &a));
                 c.stats.stop_reason = StopReason::Answered;
-                Turn::Done(Ok(loc), parsed.is_empty())
+                let unparsed = a.named.is_empty();
+                Turn::Done(Ok(a.locations), unparsed)
             }
         }
     }
@@ -501,12 +500,10 @@ impl Agent {
         };
         c.stats.stop_reason = why;
         let text = message.get("content").and_then(Value::as_str).unwrap_or("");
-        let (loc, parsed, read) = read_answer(text, task, &mut c.answer);
-        c.transcript
-            .push(json!({"role": "navbench", "answer": text, "parsed": parsed,
-                "answer_lines": read["answer_lines"], "dropped": read["dropped"]}));
-        let unparsed = parsed.is_empty();
-        (Ok(loc), unparsed)
+        let a = read_answer(text, task, &mut c.answer);
+        c.transcript.push(answer_line(text, &a));
+        let unparsed = a.named.is_empty();
+        (Ok(a.locations), unparsed)
     }
 
     /// Sends `request` and returns the assistant message and its `finish_reason`, with
@@ -696,19 +693,19 @@ impl Agent {
 }
 
 /// The answer in `text` ([`answer::read`], the one reader of the built-in loop and
-/// `--agent-cmd`): the locations it names and, for the transcript, how each was read
-/// (`path` or `path:qualname`) and `{answer_lines, dropped}`; `counts` gets the lines
-/// read and dropped.
-fn read_answer(
-    text: &str,
-    task: &Task<'_>,
-    counts: &mut Option<AnswerCounts>,
-) -> (Locations, Vec<String>, Value) {
+/// `--agent-cmd`); `counts` gets the lines read and dropped.
+fn read_answer(text: &str, task: &Task<'_>, counts: &mut Option<AnswerCounts>) -> answer::Answer {
     let a = answer::read(text, task.workdir);
     *counts = Some(AnswerCounts::of(&a));
-    let shown = a.named.iter().map(answer::Named::display).collect();
-    let read = json!({"answer_lines": a.lines, "dropped": a.dropped_lines});
-    (a.locations, shown, read)
+    a
+}
+
+/// The transcript line of a scored answer: its text, how each location was read
+/// (`path` or `path:qualname`), the lines read and those dropped.
+fn answer_line(text: &str, a: &answer::Answer) -> Value {
+    json!({"role": "navbench", "answer": text,
+        "parsed": a.named.iter().map(answer::Named::display).collect::<Vec<_>>(),
+        "answer_lines": a.lines, "dropped": a.dropped_lines})
 }
 
 /// The tool calls of an assistant message. An id the server left out is made up
