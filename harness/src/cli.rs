@@ -180,6 +180,10 @@ pub struct RunArgs {
     /// after --instances and --limit; combine the shards with `navbench merge`.
     #[arg(long, value_name = "I/N")]
     pub shard: Option<Shard>,
+    /// Play each instance × variant pair K times (a `trial` column, 1..K); `report`
+    /// then gives means over trials with intervals. For an agent at temperature > 0.
+    #[arg(long, value_name = "K", default_value_t = 1)]
+    pub repeats: u32,
     /// An LLM agent plays every variant instead of its scripted policy: an agent file
     /// (`FILE.toml`) or the name of one under `agents/` (docs/agents.md).
     #[arg(long, value_name = "FILE|NAME")]
@@ -445,6 +449,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<i32> {
 
 async fn run_command(a: RunArgs) -> anyhow::Result<i32> {
     let (call_timeout, index_timeout) = a.server.timeouts()?;
+    let repeats = check_repeats(a.repeats)?;
     let variants = if a.variants.is_empty() {
         crate::variants::all()
             .iter()
@@ -491,11 +496,22 @@ async fn run_command(a: RunArgs) -> anyhow::Result<i32> {
         server_dir: a.server.server_dir,
         shard: a.shard,
         policy,
+        repeats,
     };
     let sums = pipeline::run(cfg).await?;
     println!("{}", crate::record::output::format_table(&sums));
     println!("results: {}", out.display());
     Ok(0)
+}
+
+/// `--repeats`, refused when 0.
+fn check_repeats(k: u32) -> anyhow::Result<u32> {
+    if k == 0 {
+        anyhow::bail!(
+            "--repeats must be at least 1 (the number of times each instance × variant pair is played), got 0"
+        );
+    }
+    Ok(k)
 }
 
 /// `secs` as a duration, refused unless positive and finite.

@@ -251,6 +251,7 @@ fn synthetic_run(dir: &Path, instances: usize) {
                         "500",
                         "false",
                         "",
+                        "1",
                     ])
                     .unwrap();
             }

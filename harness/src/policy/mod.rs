@@ -25,6 +25,9 @@ pub mod languages;
 pub mod ranking;
 pub mod secondary;
 pub mod terms;
+pub mod trial;
+
+pub use trial::Trial;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -196,6 +199,8 @@ pub struct Task<'a> {
     pub workdir: &'a Path,
     /// The policy's constants: every default in a run, other values in `navbench tune`.
     pub knobs: &'a knobs::Knobs,
+    /// Which play of the pair this is (`run --repeats`); trial 1 everywhere else.
+    pub trial: Trial,
 }
 
 /// Test files by each language's conventions (`navbench_lang::family`): the

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use crate::policy::CallRecord;
+use crate::policy::{CallRecord, Trial};
 use crate::run::phases::{PhaseTotals, Phases};
 use crate::score::metrics::{Level, column_names};
 
@@ -44,6 +44,8 @@ pub struct InstanceRow {
     pub instance_id: String,
     pub repo: String,
     pub variant: String,
+    /// Which play of the pair (`run --repeats`); the last column, 1 without repeats.
+    pub trial: Trial,
     pub status: String,
     pub error: String,
     /// Metric values in [`metric_columns`] order; empty when the instance is not scored.
@@ -108,11 +110,18 @@ pub fn instance_header() -> Vec<String> {
     h.extend(init_columns::COLUMNS.map(String::from));
     h.extend(agent_columns::COLUMNS.map(String::from));
     h.extend(answer_columns::COLUMNS.map(String::from));
+    // Last, so a directory written before it still takes appended rows: its readers
+    // find every column by name, and a row's extra last cell is read as nothing.
+    h.push(TRIAL_COLUMN.to_string());
     h
 }
 
-/// The header of `calls.csv`.
-pub const CALL_HEADER: [&str; 10] = [
+/// The column of `instances.csv` and `calls.csv` naming the play of the pair
+/// ([`Trial`]); absent in files written before `--repeats`, read as trial 1.
+pub const TRIAL_COLUMN: &str = crate::policy::trial::COLUMN;
+
+/// The header of `calls.csv` (`trial` last, as in `instances.csv`).
+pub const CALL_HEADER: [&str; 11] = [
     "instance_id",
     "variant",
     "step",
@@ -123,6 +132,7 @@ pub const CALL_HEADER: [&str; 10] = [
     "response_tokens",
     "is_error",
     "error",
+    TRIAL_COLUMN,
 ];
 
 /// Run settings saved as `run.json`, so later commands know what a run measured and
@@ -150,6 +160,10 @@ pub struct RunInfo {
     /// The `--limit`, if any.
     #[serde(default)]
     pub limit: Option<usize>,
+    /// `--repeats`: the most trials of each pair the directory was asked for; absent
+    /// for one (see [`RunInfo::repeats`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<u32>,
     /// The `--shard` this run covered, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<crate::run::shard::Shard>,
@@ -171,6 +185,13 @@ pub struct RunInfo {
     /// The external agent's command that played every variant (`--agent-cmd`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_cmd: Option<crate::policy::agent_cmd::template::AgentCommandInfo>,
+}
+
+impl RunInfo {
+    /// Trials asked for per pair: `repeats`, or 1 for a run without it.
+    pub fn repeats(&self) -> u32 {
+        self.repeats.unwrap_or(1).max(1)
+    }
 }
 
 /// Reads `run.json` from a run directory; `None` when the file is absent.
@@ -198,7 +219,7 @@ pub struct RunOutput {
     _lock: RunLock,
     calls: Mutex<AppendCsv>,
     instances: Mutex<AppendCsv>,
-    done: HashSet<(String, String)>,
+    done: HashSet<Pair>,
     /// Why writing failed, once it has.
     broken: Mutex<Option<String>>,
 }
@@ -241,7 +262,7 @@ impl RunOutput {
         let mut done = HashSet::new();
         for row in read_instance_rows(&inst_path)? {
             if is_finished(&row.status) {
-                done.insert((row.instance_id, row.variant));
+                done.insert((row.instance_id, row.variant, row.trial));
             }
         }
         let (mut calls, call_pairs) = open_append(
@@ -265,17 +286,18 @@ impl RunOutput {
         &self.dir
     }
 
-    /// True when a previous run already finished this pair.
-    pub fn is_done(&self, instance_id: &str, variant: &str) -> bool {
+    /// True when a previous run already finished this trial of the pair.
+    pub fn is_done(&self, instance_id: &str, variant: &str, trial: Trial) -> bool {
         self.done
-            .contains(&(instance_id.to_string(), variant.to_string()))
+            .contains(&(instance_id.to_string(), variant.to_string(), trial))
     }
 
-    /// Appends the calls of one instance × variant.
+    /// Appends the calls of one trial of an instance × variant.
     pub fn write_calls(
         &self,
         instance_id: &str,
         variant: &str,
+        trial: Trial,
         calls: &[CallRecord],
     ) -> anyhow::Result<()> {
         let rows = calls.iter().map(|c| {
@@ -290,9 +312,10 @@ impl RunOutput {
                 c.response_tokens.to_string(),
                 if c.is_error { "true" } else { "false" }.to_string(),
                 c.error.clone(),
+                trial.to_string(),
             ]
         });
-        let pair = (instance_id.to_string(), variant.to_string());
+        let pair = (instance_id.to_string(), variant.to_string(), trial);
         self.append(&self.calls, &pair, rows)
     }
 
@@ -363,7 +386,8 @@ impl RunOutput {
         rec.extend(init_columns::cells(r.init_parts.as_ref()));
         rec.extend(agent_columns::cells(r.agent.as_ref()));
         rec.extend(answer_columns::cells(r.answer.as_ref()));
-        let pair = (r.instance_id.clone(), r.variant.clone());
+        rec.push(r.trial.to_string());
+        let pair = (r.instance_id.clone(), r.variant.clone(), r.trial);
         // A row without calls (e.g. the server did not start) still replaces the calls
         // an earlier, unfinished attempt left.
         let forgot = self
@@ -385,8 +409,9 @@ impl RunOutput {
     }
 }
 
-/// Reads `instances.csv` back (empty when absent). When a pair appears more than once
-/// (an error retried), the last row wins.
+/// Reads `instances.csv` back (empty when absent). When a trial of a pair appears more
+/// than once (an error retried), the last row wins; a file without the `trial`
+/// column reads as trial 1, a row whose trial is not a positive number is skipped.
 pub fn read_instance_rows(path: &Path) -> anyhow::Result<Vec<InstanceRow>> {
     if !path.exists() {
         return Ok(Vec::new());
@@ -398,7 +423,7 @@ pub fn read_instance_rows(path: &Path) -> anyhow::Result<Vec<InstanceRow>> {
     let header: Vec<String> = rdr.headers()?.iter().map(String::from).collect();
     let col = |name: &str| header.iter().position(|h| h == name);
     let metric_idx: Vec<Option<usize>> = metric_columns().iter().map(|m| col(m)).collect();
-    let mut by_pair: BTreeMap<(String, String), (usize, InstanceRow)> = BTreeMap::new();
+    let mut by_pair: BTreeMap<Pair, (usize, InstanceRow)> = BTreeMap::new();
     for (i, rec) in rdr.records().enumerate() {
         let Ok(rec) = rec else { continue };
         let get = |name: &str| col(name).and_then(|c| rec.get(c)).unwrap_or("").to_string();
@@ -419,10 +444,14 @@ pub fn read_instance_rows(path: &Path) -> anyhow::Result<Vec<InstanceRow>> {
             })
             .collect::<Option<Vec<f64>>>()
             .unwrap_or_default();
+        let Some(trial) = Trial::parse_cell(&get(TRIAL_COLUMN)) else {
+            continue;
+        };
         let row = InstanceRow {
             instance_id: get("instance_id"),
             repo: get("repo"),
             variant: get("variant"),
+            trial,
             status: get("status"),
             error: get("error"),
             metrics,
@@ -447,7 +476,10 @@ pub fn read_instance_rows(path: &Path) -> anyhow::Result<Vec<InstanceRow>> {
             agent: agent_columns::read(get),
             answer: answer_columns::read(get),
         };
-        by_pair.insert((row.instance_id.clone(), row.variant.clone()), (i, row));
+        by_pair.insert(
+            (row.instance_id.clone(), row.variant.clone(), row.trial),
+            (i, row),
+        );
     }
     let mut rows: Vec<(usize, InstanceRow)> = by_pair.into_values().collect();
     rows.sort_by_key(|(i, _)| *i);
@@ -667,123 +699,4 @@ pub fn format_table(sums: &[VariantSummary]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn row(id: &str, status: &str, metrics: Vec<f64>) -> InstanceRow {
-        InstanceRow {
-            instance_id: id.into(),
-            repo: "o/r".into(),
-            variant: "text".into(),
-            status: status.into(),
-            metrics,
-            n_calls: 3,
-            pred_files: vec!["a.py".into(), "b.py".into()],
-            ..InstanceRow::default()
-        }
-    }
-
-    #[test]
-    fn summary_means_the_agents_figures_over_rows_that_ran() {
-        use crate::policy::agent::{AgentStats, StopReason};
-        let n = metric_columns().len();
-        let agent = |prompt: u64| AgentStats {
-            llm_turns: 2,
-            prompt_tokens: prompt,
-            cached_tokens: prompt / 2,
-            completion_tokens: 10,
-            llm_ms: 100.0,
-            stop_reason: StopReason::Answered,
-            ..AgentStats::default()
-        };
-        // The model answered without calling a tool: no calls, but it ran.
-        let no_calls = InstanceRow {
-            n_calls: 0,
-            agent: Some(agent(1000)),
-            ..row("i1", STATUS_OK, vec![1.0; n])
-        };
-        let with_calls = InstanceRow {
-            agent: Some(agent(3000)),
-            ..row("i2", STATUS_OK, vec![0.0; n])
-        };
-        // Setup failed before the first turn: did not run.
-        let failed = InstanceRow {
-            n_calls: 0,
-            agent: Some(AgentStats {
-                stop_reason: StopReason::SetupFailed,
-                ..AgentStats::default()
-            }),
-            ..row("i3", STATUS_ERROR, vec![])
-        };
-        let sums = summarize(&[no_calls, with_calls, failed], &["text".to_string()]);
-        let s = &sums[0];
-        assert_eq!(
-            (s.mean_prompt_tokens, s.mean_cached_tokens),
-            (2000.0, 1000.0)
-        );
-        assert_eq!((s.mean_llm_turns, s.mean_calls), (2.0, 1.5));
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("summary.csv");
-        write_summary(&p, &sums).unwrap();
-        let text = std::fs::read_to_string(&p).unwrap();
-        assert!(
-            text.contains(
-                "llm_turns,prompt_tokens,cached_tokens,completion_tokens,llm_ms,cost_usd"
-            ),
-            "{text}"
-        );
-        assert!(
-            text.contains(",2.00,2000.00,1000.00,10.00,100.00,0.000000"),
-            "{text}"
-        );
-    }
-
-    #[test]
-    fn old_run_json_still_reads() {
-        let dir = tempfile::tempdir().unwrap();
-        assert_eq!(read_info(dir.path()).unwrap(), None);
-        std::fs::write(
-            dir.path().join("run.json"),
-            r#"{"dataset":"mini","variants":["text"],"tokenizer":"cl100k_base","started":"2025-01-01T00:00:00Z","navbench_version":"0.1.0"}"#,
-        )
-        .unwrap();
-        let info = read_info(dir.path()).unwrap().unwrap();
-        assert_eq!(info.dataset, "mini");
-        assert_eq!(info.dataset_fingerprint, "");
-        assert_eq!(info.shard, None);
-        std::fs::write(dir.path().join("run.json"), "not json").unwrap();
-        let e = read_info(dir.path()).unwrap_err().to_string();
-        assert!(e.contains("run.json"), "{e}");
-    }
-
-    #[test]
-    fn rows_round_trip_and_resume_skips_finished() {
-        let dir = tempfile::tempdir().unwrap();
-        let n = metric_columns().len();
-        {
-            let out = RunOutput::open(dir.path()).unwrap();
-            out.write_instance(&row("i1", STATUS_OK, vec![1.0; n]))
-                .unwrap();
-            out.write_instance(&row("i2", STATUS_ERROR, vec![]))
-                .unwrap();
-            out.write_instance(&row("i3", STATUS_NO_GOLD, vec![]))
-                .unwrap();
-        }
-        let out = RunOutput::open(dir.path()).unwrap();
-        assert!(out.is_done("i1", "text"));
-        assert!(!out.is_done("i2", "text"));
-        assert!(out.is_done("i3", "text"));
-        // A retried error: the last row wins.
-        out.write_instance(&row("i2", STATUS_OK, vec![0.0; n]))
-            .unwrap();
-        let rows = read_instance_rows(&dir.path().join("instances.csv")).unwrap();
-        assert_eq!(rows.len(), 3);
-        let i2 = rows.iter().find(|r| r.instance_id == "i2").unwrap();
-        assert_eq!(i2.status, STATUS_OK);
-        assert_eq!(rows[0].pred_files, vec!["a.py", "b.py"]);
-        let sums = summarize(&rows, &["text".to_string()]);
-        assert_eq!(sums[0].n_scored, 2);
-        assert_eq!(sums[0].metrics[0], 0.5);
-        assert!(format_table(&sums).contains("50.0"));
-    }
-}
+mod tests;

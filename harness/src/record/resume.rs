@@ -9,12 +9,16 @@
 //! settings [`AgentInfo`] gains) except the endpoint's address, since the same model
 //! served at another address (another port, a replay from a copied `--llm-cache`) is
 //! the same agent; for a command its template and timeout.
+//!
+//! [`check_repeats`] settles `--repeats` against what the directory holds: a larger K
+//! adds the missing trials (the resume key is instance × variant × trial), a smaller
+//! K plays only its trials and keeps the rest.
 
 use std::path::Path;
 
 use crate::policy::agent::config::AgentInfo;
 use crate::policy::agent_cmd::template::AgentCommandInfo;
-use crate::record::output::{RunInfo, read_info};
+use crate::record::output::{RunInfo, TRIAL_COLUMN, read_info};
 
 /// Who plays a run, as `run.json` records it.
 #[derive(Debug, Clone, Copy)]
@@ -75,6 +79,54 @@ pub fn check_player(dir: &Path, new: Player<'_>) -> anyhow::Result<()> {
         was.describe(),
         new.describe()
     )
+}
+
+/// What a run with `--repeats repeats` does in `dir`: the trials `run.json` should
+/// record (the most any run asked of the directory: a resume with a smaller K keeps
+/// the trials already played, and reports go by the rows, not by this number), and a
+/// note for the user when the directory asked for more. Refuses K > 1 on a directory
+/// whose CSVs were written before the `trial` column: its rows could not tell the
+/// trials apart.
+pub fn check_repeats(dir: &Path, repeats: u32) -> anyhow::Result<(u32, Option<String>)> {
+    if repeats > 1 {
+        for name in ["instances.csv", "calls.csv"] {
+            let path = dir.join(name);
+            if let Some(header) = first_line(&path)?
+                && !header.split(',').any(|c| c == TRIAL_COLUMN)
+            {
+                anyhow::bail!(
+                    "{} was written by a navbench without the trial column: resume {} with --repeats 1, or pass another --out for --repeats {repeats}",
+                    path.display(),
+                    dir.display()
+                );
+            }
+        }
+    }
+    let before = read_info(dir)?.map_or(1, |i| i.repeats());
+    if before > repeats {
+        let note = format!(
+            "{} holds up to {before} trial(s) per pair; this run plays trials 1..={repeats} and keeps the others",
+            dir.display()
+        );
+        return Ok((before, Some(note)));
+    }
+    Ok((repeats, None))
+}
+
+/// The first line of `path`; `None` when the file is absent or empty.
+fn first_line(path: &Path) -> anyhow::Result<Option<String>> {
+    use std::io::BufRead as _;
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
+    };
+    let mut line = String::new();
+    std::io::BufReader::new(file)
+        .read_line(&mut line)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    let line = line.trim_end();
+    Ok((!line.is_empty()).then(|| line.to_string()))
 }
 
 #[cfg(test)]
@@ -148,6 +200,32 @@ mod tests {
         };
         let e = check_player(dir.path(), scripted).unwrap_err().to_string();
         assert!(e.contains("the scripted policies"), "{e}");
+    }
+
+    #[test]
+    fn repeats_grow_keep_the_most_and_old_files_refuse_trials() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(check_repeats(dir.path(), 3).unwrap(), (3, None));
+        let out = RunOutput::open(dir.path()).unwrap();
+        out.write_info(&RunInfo {
+            repeats: Some(3),
+            ..RunInfo::default()
+        })
+        .unwrap();
+        drop(out);
+        assert_eq!(check_repeats(dir.path(), 5).unwrap(), (5, None));
+        let (kept, note) = check_repeats(dir.path(), 2).unwrap();
+        assert_eq!(kept, 3);
+        assert!(note.unwrap().contains("keeps the others"));
+        // A directory written before the trial column takes only trial 1.
+        let old = tempfile::tempdir().unwrap();
+        std::fs::write(old.path().join("instances.csv"), "instance_id,variant\n").unwrap();
+        assert_eq!(check_repeats(old.path(), 1).unwrap(), (1, None));
+        let e = check_repeats(old.path(), 2).unwrap_err().to_string();
+        assert!(
+            e.contains("without the trial column") && e.contains("--repeats 1"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -4,13 +4,20 @@
 //!
 //! The agent columns ([`crate::record::output::agent_columns`]) are read when the file has them:
 //! a run written before they existed (the committed `results/baseline/`) reads as a
-//! scripted run, every [`ResultRow::agent`] `None`.
+//! scripted run, every [`ResultRow::agent`] `None`; likewise a file without the
+//! `trial` column reads as one trial per pair.
+//!
+//! A run of `--repeats K` has K rows per instance × variant. [`Run::rows`] holds one
+//! row per pair, each the mean of its trials ([`per_instance_means`]), so every table,
+//! paired test and `compare` treats an instance once whatever K; [`Run::trials`] keeps
+//! the rows of every trial for the figures over trials (`report::trials`).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use crate::policy::Trial;
 use crate::record::output::answer_columns::{self, AnswerCounts};
-use crate::record::output::{RunInfo, STATUS_NO_GOLD, metric_columns, read_info};
+use crate::record::output::{RunInfo, STATUS_NO_GOLD, TRIAL_COLUMN, metric_columns, read_info};
 
 /// Cost columns of `instances.csv` that reports and comparisons use.
 pub const COST_COLUMNS: [&str; 6] = [
@@ -65,6 +72,8 @@ pub struct ResultRow {
     pub instance_id: String,
     pub repo: String,
     pub variant: String,
+    /// The play of the pair (`run --repeats`); in a per-instance mean row, the first.
+    pub trial: Trial,
     pub status: String,
     /// Metric values in [`metric_columns`] order; `None` when the row is not scored.
     pub metrics: Option<Vec<f64>>,
@@ -100,7 +109,10 @@ pub struct Run {
     pub label: String,
     /// `run.json`, when present.
     pub info: Option<RunInfo>,
+    /// One row per instance × variant: the mean over its trials (see the module doc).
     pub rows: Vec<ResultRow>,
+    /// Every trial's row; the same as `rows` for a run without `--repeats`.
+    pub trials: Vec<ResultRow>,
 }
 
 /// The header of a CSV file (only its first record is read).
@@ -226,10 +238,12 @@ pub fn read_instances(dir: &Path) -> anyhow::Result<Vec<ResultRow>> {
     wanted.extend(AGENT_NUMBERS);
     wanted.extend(AGENT_TEXTS);
     wanted.extend(answer_columns::COLUMNS);
+    wanted.push(TRIAL_COLUMN);
     let optional: Vec<&str> = AGENT_NUMBERS
         .iter()
         .chain(&AGENT_TEXTS)
         .chain(&answer_columns::COLUMNS)
+        .chain(&[TRIAL_COLUMN])
         .copied()
         .collect();
     let (m0, c0, a0) = (4, 4 + metrics.len(), 4 + metrics.len() + COST_COLUMNS.len());
@@ -243,10 +257,19 @@ pub fn read_instances(dir: &Path) -> anyhow::Result<Vec<ResultRow>> {
             .into_iter()
             .collect();
         let cost = |k: usize| Ok::<_, anyhow::Error>(f.number(c0 + k)?.unwrap_or(0.0));
+        let trial = Trial::parse_cell(f.text(n0 + 2)).ok_or_else(|| {
+            anyhow::anyhow!(
+                "{} line {}: column trial holds {:?}, not a trial number (1, 2, …): was the file edited by hand?",
+                f.path.display(),
+                f.line,
+                f.text(n0 + 2)
+            )
+        })?;
         rows.push(ResultRow {
             instance_id: f.text(0).to_string(),
             repo: f.text(1).to_string(),
             variant: f.text(2).to_string(),
+            trial,
             status: f.text(3).to_string(),
             metrics,
             n_calls: cost(0)?,
@@ -290,11 +313,12 @@ fn agent_figures(f: &Fields, a0: usize, t0: usize) -> anyhow::Result<Option<Agen
     }))
 }
 
-/// Keeps the last row of each instance × variant, in the order of the rows kept.
+/// Keeps the last row of each trial of an instance × variant, in the order of the
+/// rows kept.
 fn last_wins(rows: Vec<ResultRow>) -> Vec<ResultRow> {
-    let mut last: HashMap<(&str, &str), usize> = HashMap::new();
+    let mut last: HashMap<(&str, &str, Trial), usize> = HashMap::new();
     for (i, r) in rows.iter().enumerate() {
-        last.insert((r.instance_id.as_str(), r.variant.as_str()), i);
+        last.insert((r.instance_id.as_str(), r.variant.as_str(), r.trial), i);
     }
     let keep: HashSet<usize> = last.into_values().collect();
     rows.into_iter()
@@ -302,6 +326,101 @@ fn last_wins(rows: Vec<ResultRow>) -> Vec<ResultRow> {
         .filter(|(i, _)| keep.contains(i))
         .map(|(_, r)| r)
         .collect()
+}
+
+/// One row per instance × variant, in the order of their first rows: a pair with one
+/// trial as it is; a pair with several, their mean. Metrics are averaged over the
+/// trials that scored (none scored: no metrics), so an instance's Acc@k becomes the
+/// share of its trials that found the gold; the costs over the trials that ran (none
+/// ran: over all), the agent's figures and answer counts over the trials that have
+/// them. The status is `ok` when a scored trial is, else the first scored trial's,
+/// else the last trial's; the stop reason is the first agent trial's.
+pub fn per_instance_means(trials: &[ResultRow]) -> Vec<ResultRow> {
+    let mut groups: Vec<Vec<&ResultRow>> = Vec::new();
+    let mut at: HashMap<(&str, &str), usize> = HashMap::new();
+    for r in trials {
+        let key = (r.instance_id.as_str(), r.variant.as_str());
+        match at.get(&key) {
+            Some(&g) => groups[g].push(r),
+            None => {
+                at.insert(key, groups.len());
+                groups.push(vec![r]);
+            }
+        }
+    }
+    groups.into_iter().map(|g| mean_row(&g)).collect()
+}
+
+/// The mean of one pair's trials (see [`per_instance_means`]).
+fn mean_row(group: &[&ResultRow]) -> ResultRow {
+    let (first, last) = (group[0], group[group.len() - 1]);
+    if group.len() == 1 {
+        return first.clone();
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let scored: Vec<&[f64]> = group.iter().filter_map(|r| r.metrics.as_deref()).collect();
+    let metrics = (!scored.is_empty()).then(|| {
+        (0..scored[0].len())
+            .map(|i| mean(&scored.iter().map(|m| m[i]).collect::<Vec<_>>()))
+            .collect()
+    });
+    let status = if group
+        .iter()
+        .any(|r| r.metrics.is_some() && r.status == "ok")
+    {
+        "ok".to_string()
+    } else {
+        group
+            .iter()
+            .find(|r| r.metrics.is_some())
+            .map_or(&last.status, |r| &r.status)
+            .clone()
+    };
+    let ran: Vec<&ResultRow> = group.iter().copied().filter(|r| r.ran()).collect();
+    let costed = if ran.is_empty() { group } else { &ran[..] };
+    let cost = |f: fn(&ResultRow) -> f64| mean(&costed.iter().map(|r| f(r)).collect::<Vec<_>>());
+    let agents: Vec<&AgentFigures> = costed.iter().filter_map(|r| r.agent.as_ref()).collect();
+    let agent = agents.first().map(|a0| {
+        let of =
+            |f: fn(&AgentFigures) -> f64| mean(&agents.iter().map(|a| f(a)).collect::<Vec<_>>());
+        let priced: Vec<f64> = agents.iter().filter_map(|a| a.cost_usd).collect();
+        AgentFigures {
+            llm_turns: of(|a| a.llm_turns),
+            prompt_tokens: of(|a| a.prompt_tokens),
+            cached_tokens: of(|a| a.cached_tokens),
+            completion_tokens: of(|a| a.completion_tokens),
+            tokens_estimated: agents.iter().any(|a| a.tokens_estimated),
+            llm_ms: of(|a| a.llm_ms),
+            cost_usd: (priced.len() == agents.len()).then(|| mean(&priced)),
+            stop_reason: a0.stop_reason.clone(),
+        }
+    });
+    let answers: Vec<AnswerCounts> = group.iter().filter_map(|r| r.answer).collect();
+    let answer = (!answers.is_empty()).then(|| {
+        let avg = |f: fn(&AnswerCounts) -> usize| {
+            mean(&answers.iter().map(|a| f(a) as f64).collect::<Vec<_>>()).round() as usize
+        };
+        AnswerCounts {
+            lines: avg(|a| a.lines),
+            dropped: avg(|a| a.dropped),
+        }
+    });
+    ResultRow {
+        instance_id: first.instance_id.clone(),
+        repo: first.repo.clone(),
+        variant: first.variant.clone(),
+        trial: Trial::FIRST,
+        status,
+        metrics,
+        n_calls: cost(|r| r.n_calls),
+        tool_ms: cost(|r| r.tool_ms),
+        index_ms: cost(|r| r.index_ms),
+        wall_ms: cost(|r| r.wall_ms),
+        response_tokens: cost(|r| r.response_tokens),
+        schema_tokens: cost(|r| r.schema_tokens),
+        agent,
+        answer,
+    }
 }
 
 /// One call of a run's `calls.csv`, as far as latency statistics need it.
@@ -341,7 +460,8 @@ pub fn load(dir: &Path) -> anyhow::Result<Run> {
         );
     }
     let info = read_info(dir)?;
-    let rows = read_instances(dir)?;
+    let trials = read_instances(dir)?;
+    let rows = per_instance_means(&trials);
     let label = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -351,6 +471,7 @@ pub fn load(dir: &Path) -> anyhow::Result<Run> {
         label,
         info,
         rows,
+        trials,
     })
 }
 
@@ -488,6 +609,60 @@ mod tests {
         assert!(!run.rows.is_empty());
         assert!(run.rows.iter().all(|r| r.agent.is_none()));
         assert!(run.rows.iter().any(|r| r.ran() && r.wall_ms > 0.0));
+    }
+
+    #[test]
+    fn trials_are_kept_and_averaged_per_instance() {
+        let dir = tempfile::tempdir().unwrap();
+        let n = metric_columns().len();
+        {
+            let out = RunOutput::open(dir.path()).unwrap();
+            let base = InstanceRow {
+                instance_id: "i1".into(),
+                repo: "o/r".into(),
+                variant: "text".into(),
+                status: STATUS_OK.into(),
+                n_calls: 2,
+                wall_ms: 10.0,
+                ..InstanceRow::default()
+            };
+            for (t, acc, status) in [
+                (1, 1.0, STATUS_OK),
+                (2, 0.0, STATUS_OK),
+                (3, 0.0, STATUS_ERROR),
+            ] {
+                let scored = status == STATUS_OK;
+                out.write_instance(&InstanceRow {
+                    trial: Trial::new(t).unwrap(),
+                    status: status.into(),
+                    metrics: if scored { vec![acc; n] } else { vec![] },
+                    wall_ms: 10.0 * t as f64,
+                    n_calls: if scored { 2 } else { 0 },
+                    ..base.clone()
+                })
+                .unwrap();
+            }
+            out.write_instance(&InstanceRow {
+                instance_id: "i2".into(),
+                metrics: vec![1.0; n],
+                ..base
+            })
+            .unwrap();
+        }
+        let run = load(dir.path()).unwrap();
+        assert_eq!(run.trials.len(), 4);
+        let trials: Vec<u32> = run.trials.iter().map(|r| r.trial.get()).collect();
+        assert_eq!(trials, [1, 2, 3, 1]);
+        assert_eq!(run.rows.len(), 2);
+        let i1 = &run.rows[0];
+        // Accuracy over the two trials that scored; costs over the two that ran.
+        assert_eq!(i1.metrics.as_deref(), Some(&vec![0.5; n][..]));
+        assert_eq!(
+            (i1.status.as_str(), i1.wall_ms, i1.n_calls),
+            ("ok", 15.0, 2.0)
+        );
+        // A single trial is kept as it is.
+        assert_eq!(run.rows[1], run.trials[3]);
     }
 
     #[test]

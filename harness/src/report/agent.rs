@@ -306,6 +306,7 @@ mod tests {
         ReportData {
             runs: Vec::new(),
             variants: variants.iter().map(|v| v.to_string()).collect(),
+            trials: rows.clone(),
             rows,
             tool_latency: Vec::new(),
             variant_latency: Vec::new(),

@@ -561,6 +561,7 @@ pub(crate) mod tests {
                 dataset_fingerprint: "fnv1a64:1".into(),
                 ..RunInfo::default()
             }),
+            trials: rows.clone(),
             rows,
         }
     }

@@ -78,6 +78,7 @@ pub fn markdown(data: &ReportData, stats: &Stats, plots: &[String]) -> String {
     runs_section(&mut out, data);
     tool_help_section(&mut out, stats);
     accuracy_section(&mut out, stats);
+    super::trials::section(&mut out, &stats.trials);
     super::difficulty::section(&mut out, &data.by_dataset);
     cost_section(&mut out, stats);
     agent_cost_section(&mut out, stats);

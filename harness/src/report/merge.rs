@@ -58,6 +58,7 @@ fn settings(info: &RunInfo) -> Vec<(&'static str, String)> {
             info.shard.map(|s| s.count.to_string()).unwrap_or_default(),
         ),
         ("navbench version", info.navbench_version.clone()),
+        ("--repeats", info.repeats().to_string()),
     ]
 }
 
@@ -224,7 +225,8 @@ struct MergedRows {
 /// Rows: copied verbatim, last row of a retried pair wins, no pair in two runs.
 fn collect_rows(dirs: &[PathBuf]) -> Result<MergedRows, MergeRefusal> {
     let want_header = instance_header();
-    let mut owner: BTreeMap<(String, String), usize> = BTreeMap::new();
+    let trial_col = want_header.iter().position(|h| h == output::TRIAL_COLUMN);
+    let mut owner: BTreeMap<(String, String, String), usize> = BTreeMap::new();
     let mut instance_records: Vec<csv::StringRecord> = Vec::new();
     let mut call_records: Vec<csv::StringRecord> = Vec::new();
     for (k, d) in dirs.iter().enumerate() {
@@ -236,12 +238,13 @@ fn collect_rows(dirs: &[PathBuf]) -> Result<MergedRows, MergeRefusal> {
                 inst_path.display()
             ));
         }
-        let mut last: BTreeMap<(String, String), csv::StringRecord> = BTreeMap::new();
-        let mut order: Vec<(String, String)> = Vec::new();
+        let mut last: BTreeMap<(String, String, String), csv::StringRecord> = BTreeMap::new();
+        let mut order: Vec<(String, String, String)> = Vec::new();
         for r in records {
             let key = (
                 r.get(0).unwrap_or("").to_string(),
                 r.get(2).unwrap_or("").to_string(),
+                trial_col.and_then(|c| r.get(c)).unwrap_or("").to_string(),
             );
             if last.insert(key.clone(), r).is_none() {
                 order.push(key);
@@ -250,9 +253,10 @@ fn collect_rows(dirs: &[PathBuf]) -> Result<MergedRows, MergeRefusal> {
         for key in order {
             if let Some(prev) = owner.insert(key.clone(), k) {
                 return refuse(format!(
-                    "overlapping runs: instance {} × variant {} is in both {} and {}; shards must be disjoint",
+                    "overlapping runs: instance {} × variant {} (trial {}) is in both {} and {}; shards must be disjoint",
                     key.0,
                     key.1,
+                    key.2,
                     dirs[prev].display(),
                     d.display()
                 ));
@@ -429,7 +433,8 @@ mod tests {
             .unwrap();
             let mut t = crate::policy::agent::transcript::Transcript::default();
             t.push(serde_json::json!({"role": "user", "content": id}));
-            t.write(dir, id, "text").unwrap();
+            t.write(dir, id, "text", crate::policy::Trial::FIRST)
+                .unwrap();
         }
     }
 

@@ -11,6 +11,11 @@
 //! PNG and SVG figures, [`html`] `index.html` (the summary, the plots inlined, and a
 //! drill-down per instance, streamed from the run directories' CSVs and transcripts).
 //!
+//! Runs of `navbench run --repeats K` are read one row per instance × variant, the
+//! mean over its trials, so every table and paired test counts an instance once;
+//! [`trials`] adds the figures over trials (means with t intervals, found in any / all
+//! trials).
+//!
 //! For runs of an LLM agent (`navbench run --agent`), [`agent`] adds what the model
 //! cost per variant and, when one agent played every run, each variant against `text`
 //! on the instances both scored ("Does the tool help the agent?", from [`paired`]);
@@ -37,6 +42,7 @@ pub mod paired;
 pub mod plots;
 pub mod stats;
 pub mod tables;
+pub mod trials;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -85,8 +91,12 @@ pub struct ReportData {
     pub runs: Vec<RunDescription>,
     /// Variant labels in report order.
     pub variants: Vec<String>,
-    /// Every run's rows, `variant` replaced by its label.
+    /// Every run's rows, `variant` replaced by its label: one per instance × variant,
+    /// the mean over its trials ([`run_dir::per_instance_means`]).
     pub rows: Vec<ResultRow>,
+    /// Every trial's row, labelled as `rows` ([`trials`]; the same rows as `rows`
+    /// when no pair was played more than once).
+    pub trials: Vec<ResultRow>,
     /// Per variant and tool.
     pub tool_latency: Vec<CallLatency>,
     /// Per variant, every tool together (`tool` = `*`).
@@ -226,17 +236,27 @@ pub fn load(dirs: &[PathBuf], bootstrap: Bootstrap) -> anyhow::Result<ReportData
     let labels = label_variants(&runs);
     let mut variants: Vec<String> = Vec::new();
     let mut rows = Vec::new();
+    let mut trials = Vec::new();
     for (i, run) in runs.iter().enumerate() {
-        for r in &run.rows {
-            let label = labels
+        let label = |r: &ResultRow| {
+            labels
                 .get(&(i, r.variant.clone()))
                 .cloned()
-                .unwrap_or_else(|| r.variant.clone());
+                .unwrap_or_else(|| r.variant.clone())
+        };
+        for r in &run.rows {
+            let label = label(r);
             if !variants.contains(&label) {
                 variants.push(label.clone());
             }
             rows.push(ResultRow {
                 variant: label,
+                ..r.clone()
+            });
+        }
+        for r in &run.trials {
+            trials.push(ResultRow {
+                variant: label(r),
                 ..r.clone()
             });
         }
@@ -280,6 +300,7 @@ pub fn load(dirs: &[PathBuf], bootstrap: Bootstrap) -> anyhow::Result<ReportData
         runs: descriptions,
         variants,
         rows,
+        trials,
         tool_latency,
         variant_latency,
         bootstrap,
@@ -351,6 +372,7 @@ mod tests {
             dir: PathBuf::from(label),
             label: label.into(),
             info: None,
+            trials: rows.clone(),
             rows,
         }
     }

@@ -701,6 +701,7 @@ mod tests {
             repos: Vec::new(),
             paired: Vec::new(),
             tool_help: crate::report::agent::ToolHelp::Scripted,
+            trials: Vec::new(),
         };
         let agent = stats(vec![variant("text", Some(5000.0))]);
         assert_eq!(token_axis(&agent), TokenAxis::Model);

@@ -64,6 +64,8 @@ pub struct Stats {
     pub paired: Vec<PairedStats>,
     /// Each variant against `text`, for runs of one agent.
     pub tool_help: ToolHelp,
+    /// Figures over the trials of `--repeats` (empty without repeats).
+    pub trials: Vec<super::trials::TrialStats>,
 }
 
 /// `file_acc_5` → `file Acc@5`, `module_ndcg_10` → `module NDCG@10`.
@@ -102,6 +104,7 @@ pub fn compute(data: &ReportData) -> Stats {
         repos: repo_stats(data),
         paired: paired::all_pairs(data),
         tool_help: agent::tool_help(data),
+        trials: super::trials::compute(data),
     }
 }
 
@@ -420,6 +423,9 @@ pub fn write_csv(path: &Path, data: &ReportData, stats: &Stats) -> anyhow::Resul
         write_paired(&mut w, "paired", p)?;
     }
     write_help_rows(&mut w, &stats.tool_help)?;
+    for row in super::trials::csv_rows(&stats.trials) {
+        w.write_record(&row)?;
+    }
     for l in data.variant_latency.iter().chain(&data.tool_latency) {
         for (name, x) in [
             ("latency_ms_mean", l.mean),
@@ -489,6 +495,7 @@ mod tests {
         ReportData {
             runs: Vec::new(),
             variants: vec!["text".into(), "graph".into()],
+            trials: rows.clone(),
             rows,
             tool_latency: Vec::new(),
             variant_latency: Vec::new(),

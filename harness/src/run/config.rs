@@ -32,6 +32,8 @@ pub struct RunConfig {
     pub shard: Option<Shard>,
     /// Who plays the agent on every variant.
     pub policy: Policy,
+    /// `--repeats`: trials of each instance × variant pair (at least 1).
+    pub repeats: u32,
 }
 
 /// Who plays the agent: each variant's scripted policy, an LLM ([`Agent`]), or an

@@ -233,6 +233,7 @@ mod tests {
             server_dir: Some(bin),
             shard: None,
             policy: Policy::Scripted,
+            repeats: 1,
         }
     }
 

@@ -8,6 +8,7 @@
 //! - [`pipeline`]: dataset → checkout → gold → each variant (server + policy) →
 //!   scores → rows, in `--jobs` lanes.
 //! - [`progress`], [`phases`]: a progress bar or log lines, and where the time went.
+//! - [`rows`]: a pair's status and call costs on its row; how trials are named.
 //! - [`shard`]: a stable slice of the instances for `run --shard I/N`.
 //! - [`tune`]: the constants' grid and leave-one-repository-out tables.
 
@@ -16,5 +17,6 @@ pub mod inputs;
 pub mod phases;
 pub mod pipeline;
 pub mod progress;
+pub mod rows;
 pub mod shard;
 pub mod tune;

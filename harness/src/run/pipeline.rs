@@ -21,7 +21,7 @@ use crate::checkout::RepoCache;
 use crate::data::dataset::{Dataset, Instance, Locations};
 use crate::policy::agent::AgentStats;
 use crate::policy::agent_cmd;
-use crate::policy::{CallRecord, Driver, Task, secondary};
+use crate::policy::{CallRecord, Driver, Task, Trial, secondary};
 use crate::record::output::answer_columns::AnswerCounts;
 use crate::record::output::init_columns::InitParts;
 use crate::record::output::{
@@ -31,6 +31,7 @@ use crate::record::output::{
 use crate::run::inputs::{self, RunInputs};
 use crate::run::phases::{PhaseTotals, Phases};
 use crate::run::progress::RunProgress;
+use crate::run::rows::{account_calls, pair_label, repeats_note, settle_status};
 use crate::score::gold;
 use crate::score::metrics::{Level, score_level};
 use crate::session::mcp_client::McpSession;
@@ -147,7 +148,7 @@ pub(crate) async fn drop_tree_state(dir: PathBuf) {
 
 async fn run_variant(
     cfg: &RunConfig,
-    rv: &ReadyVariant,
+    (rv, trial): Pending<'_>,
     inst: &Instance,
     prep: &PreparedInstance,
     progress: &RunProgress,
@@ -158,6 +159,7 @@ async fn run_variant(
         instance_id: inst.instance_id.clone(),
         repo: inst.repo.clone(),
         variant: variant.name().to_string(),
+        trial,
         gold_files: prep.gold.files.clone(),
         gold_functions: prep.gold.functions.clone(),
         warnings: prep.warnings.clone(),
@@ -181,13 +183,14 @@ async fn run_variant(
     // What the server says while a long call (an index build) runs is shown.
     let (progress, label) = (
         progress.clone(),
-        format!("{} × {}", inst.instance_id, variant.name()),
+        pair_label(&inst.instance_id, variant.name(), trial, cfg.repeats),
     );
     session.on_progress(Arc::new(move |line| progress.server_said(&label, &line)));
     let task = Task {
         instance: inst,
         workdir: &prep.workdir,
         knobs: &crate::policy::knobs::Knobs::default(),
+        trial,
     };
     let t_policy = Instant::now();
     let Played {
@@ -295,7 +298,7 @@ async fn play(
                 .localize(variant, &mut driver, task, &tools, instructions.as_deref())
                 .await;
             let (id, name) = (&task.instance.instance_id, variant.name());
-            if let Err(e) = done.transcript.write(&cfg.out, id, name) {
+            if let Err(e) = done.transcript.write(&cfg.out, id, name, task.trial) {
                 warnings.push(format!("transcript not written: {e:#}"));
             }
             (done.result, Some((done.stats, done.unparsed, done.answer)))
@@ -325,71 +328,6 @@ async fn play(
     }
 }
 
-/// The row's status and error from the policy's result, a timed-out call and a server
-/// that died; returns the answer to score (empty when the policy failed).
-fn settle_status(
-    row: &mut InstanceRow,
-    result: anyhow::Result<Locations>,
-    records: &[CallRecord],
-    died: Option<String>,
-) -> Locations {
-    let pred = match result {
-        Ok(p) => {
-            row.status = STATUS_OK.into();
-            p
-        }
-        Err(e) => {
-            row.status = STATUS_ERROR.into();
-            row.error = format!("{e:#}");
-            Locations::default()
-        }
-    };
-    // A failed call (e.g. a timeout that killed the server) marks the row even when
-    // the policy could answer with what it had.
-    if row.status == STATUS_OK
-        && let Some(bad) = records
-            .iter()
-            .find(|c| c.is_error && c.error.contains("timed out"))
-    {
-        row.status = STATUS_ERROR.into();
-        row.error = format!("call {} ({}) {}", bad.step, bad.tool, bad.error);
-    }
-    if let Some(why) = died
-        && !row.error.contains(&why)
-    {
-        row.status = STATUS_ERROR.into();
-        row.error = if row.error.is_empty() {
-            format!("the server failed: {why}")
-        } else {
-            format!("the server failed: {why}; then: {}", row.error)
-        };
-    }
-    pred
-}
-
-/// The calls' counts, latencies and sizes on the row; calls to `setup_tools` are
-/// index time, the rest of `policy_ms` is policy time.
-fn account_calls(
-    row: &mut InstanceRow,
-    records: &[CallRecord],
-    setup_tools: &[&str],
-    policy_ms: f64,
-) {
-    row.n_calls = records.len();
-    row.n_errors = records.iter().filter(|c| c.is_error).count();
-    row.tool_ms = records.iter().map(|c| c.latency_ms).sum();
-    // Indexing done through a tool (e.g. codegraph's init_repository) is index time.
-    // A fold from +0.0: an empty f64 `sum` is -0.0, which the CSV would print as "-0.000".
-    row.phases.init_ms = records
-        .iter()
-        .filter(|c| setup_tools.contains(&c.tool.as_str()))
-        .fold(0.0, |ms, c| ms + c.latency_ms);
-    row.index_ms += row.phases.init_ms;
-    row.phases.policy_ms = (policy_ms - row.phases.init_ms).max(0.0);
-    row.response_bytes = records.iter().map(|c| c.response_bytes).sum();
-    row.response_tokens = records.iter().map(|c| c.response_tokens).sum();
-}
-
 async fn run_instance(
     cfg: Arc<RunConfig>,
     cache: Arc<RepoCache>,
@@ -399,12 +337,15 @@ async fn run_instance(
     inst: Instance,
     progress: RunProgress,
 ) {
-    let pending: Vec<&ReadyVariant> = variants
-        .iter()
-        .filter(|rv| !out.is_done(&inst.instance_id, rv.variant.name()))
+    // Trial by trial, every variant's first trial before any second one, so a run
+    // stopped part-way has comparable trials.
+    let pending: Vec<Pending> = Trial::up_to(cfg.repeats)
+        .flat_map(|t| variants.iter().map(move |rv| (rv, t)))
+        .filter(|(rv, t)| !out.is_done(&inst.instance_id, rv.variant.name(), *t))
         .collect();
     // Pairs finished by an earlier run with the same --out count as done.
-    progress.already_done((variants.len() - pending.len()) as u64);
+    let all = variants.len() * cfg.repeats as usize;
+    progress.already_done((all - pending.len()) as u64);
     // Once writing has failed (disk full), nothing more is run: see `run`.
     if pending.is_empty() || out.broken().is_some() {
         return;
@@ -457,9 +398,9 @@ async fn run_instance(
         trees.offer(&inst.repo, &inst.instance_id);
         return;
     }
-    for rv in pending {
+    for (rv, trial) in pending {
         let name = rv.variant.name();
-        let label = format!("{} × {name}", inst.instance_id);
+        let label = pair_label(&inst.instance_id, name, trial, cfg.repeats);
         // The agent's run-wide limits: a cost cap reached or a streak of refusals
         // starts no new pair (the pair is left for a resume).
         if let Policy::Agent(agent) = &cfg.policy
@@ -473,8 +414,8 @@ async fn run_instance(
             continue;
         }
         progress.working(&label);
-        let (row, calls) = run_variant(&cfg, rv, &inst, &prep, &progress).await;
-        if let Err(e) = out.write_calls(&inst.instance_id, name, &calls) {
+        let (row, calls) = run_variant(&cfg, (rv, trial), &inst, &prep, &progress).await;
+        if let Err(e) = out.write_calls(&inst.instance_id, name, trial, &calls) {
             tracing::error!("cannot write calls.csv: {e:#}");
         }
         if let Err(e) = out.write_instance(&row) {
@@ -509,10 +450,13 @@ async fn run_instance(
     trees.offer(&inst.repo, &inst.instance_id);
 }
 
+/// One trial of a variant still to play on an instance.
+type Pending<'a> = (&'a ReadyVariant, Trial);
+
 fn record_failure(
     out: &RunOutput,
     inst: &Instance,
-    pending: &[&ReadyVariant],
+    pending: &[Pending],
     status: &str,
     msg: &str,
     prep: Option<&PreparedInstance>,
@@ -520,11 +464,12 @@ fn record_failure(
     if status == STATUS_ERROR {
         eprintln!("{}: {msg}", inst.instance_id);
     }
-    for rv in pending {
+    for (rv, trial) in pending {
         let row = InstanceRow {
             instance_id: inst.instance_id.clone(),
             repo: inst.repo.clone(),
             variant: rv.variant.name().to_string(),
+            trial: *trial,
             status: status.to_string(),
             error: msg.to_string(),
             warnings: prep.map(|p| p.warnings.clone()).unwrap_or_default(),
@@ -642,6 +587,10 @@ pub async fn run(mut cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummar
         .collect();
     let lock = RunLock::acquire(&cfg.out)?;
     check_resume(&cfg)?;
+    let (repeats, note) = crate::record::resume::check_repeats(&cfg.out, cfg.repeats)?;
+    for note in note.iter().chain(repeats_note(&cfg).iter()) {
+        eprintln!("navbench: {note}");
+    }
     if let Some(note) = &checked.shard_note {
         eprintln!("navbench: {note}");
     }
@@ -669,6 +618,7 @@ pub async fn run(mut cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummar
         dataset_instances,
         instance_filter: cfg.instances.clone(),
         limit: cfg.limit,
+        repeats: (repeats > 1).then_some(repeats),
         shard: cfg.shard,
         timeout_secs: Some(cfg.call_timeout.as_secs_f64()),
         merged_from: Vec::new(),
@@ -693,7 +643,7 @@ pub async fn run(mut cfg: RunConfig) -> anyhow::Result<Vec<output::VariantSummar
         cfg.out.display()
     );
 
-    let total = (ds.instances.len() * variants.len()) as u64;
+    let total = (ds.instances.len() * variants.len() * cfg.repeats as usize) as u64;
     let progress = RunProgress::new(total);
     let cfg = Arc::new(cfg);
     let cache = Arc::new(cache);

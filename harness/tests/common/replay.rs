@@ -3,7 +3,8 @@
 //! whose name ends in `_ms` (the tools', the index's, the phases', the wall clock),
 //! but not `llm_ms`, which a replay takes from the cache as recorded, and
 //! `response_bytes` (see [`is_timing`]) — with rows in
-//! (instance, variant, step) order, since `--jobs` lanes finish in any order.
+//! (instance, variant, trial, step) order, since `--jobs` lanes finish in any order. A
+//! file written before the `trial` column reads as trial 1, as navbench reads it.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -23,12 +24,21 @@ pub fn is_timing(column: &str) -> bool {
 pub fn compared(path: &Path) -> Vec<BTreeMap<String, String>> {
     let mut rows: Vec<BTreeMap<String, String>> = read_csv(path)
         .into_iter()
-        .map(|r| r.into_iter().filter(|(c, _)| !is_timing(c)).collect())
+        .map(|r| {
+            let mut r: BTreeMap<String, String> =
+                r.into_iter().filter(|(c, _)| !is_timing(c)).collect();
+            r.entry("trial".to_string())
+                .or_insert_with(|| "1".to_string());
+            r
+        })
         .collect();
     let key = |r: &BTreeMap<String, String>| {
         (
             r.get("instance_id").cloned().unwrap_or_default(),
             r.get("variant").cloned().unwrap_or_default(),
+            r.get("trial")
+                .and_then(|s| s.parse::<u32>().ok())
+                .unwrap_or(1),
             r.get("step")
                 .and_then(|s| s.parse::<usize>().ok())
                 .unwrap_or(0),

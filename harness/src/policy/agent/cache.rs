@@ -9,12 +9,20 @@
 //! killed mid-write leaves no torn entry. A rerun, a resume after a kill, and CI replay
 //! a recorded run without the endpoint, and since the answers are the same, so are the
 //! tool calls, the tool results and the scores.
+//!
+//! Trials (`run --repeats K`) each have their own entries: the first trial's key is the
+//! request's hash alone (what it was before trials existed, so recorded caches still
+//! replay), a later trial's is the hash of the request and its trial number, and its
+//! entry records the trial. At temperature > 0 the K trials are then K samples, each
+//! replayed as recorded, instead of one sample answered K times.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::policy::Trial;
 
 /// What a cache entry holds besides its request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -27,8 +35,22 @@ pub struct CachedResponse {
 #[derive(Serialize, Deserialize)]
 struct Entry {
     request: Value,
+    /// The trial the request was made for; absent for the first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    trial: Option<u32>,
     #[serde(flatten)]
     response: CachedResponse,
+}
+
+impl Entry {
+    /// True when the entry's request and trial are what `key` stands for.
+    fn holds(&self, key: &str, cache: &LlmCache) -> bool {
+        let trial = match self.trial {
+            None => Some(Trial::FIRST),
+            Some(n) => Trial::new(n),
+        };
+        trial.is_some_and(|t| cache.key(&self.request, t) == key)
+    }
 }
 
 /// The request cache in one directory (see the module doc).
@@ -63,10 +85,14 @@ impl LlmCache {
         })
     }
 
-    /// The key of `request` (see the module doc).
-    pub fn key(&self, request: &Value) -> String {
+    /// The key of `request` made for `trial` (see the module doc).
+    pub fn key(&self, request: &Value, trial: Trial) -> String {
         let mut canonical = String::new();
         write_canonical(request, &mut canonical);
+        if !trial.is_first() {
+            // After the JSON's closing brace, where no canonical request has text.
+            canonical.push_str(&format!("\ntrial={trial}"));
+        }
         format!("{:032x}", xxhash_rust::xxh3::xxh3_128(canonical.as_bytes()))
     }
 
@@ -80,7 +106,7 @@ impl LlmCache {
         let path = self.path(key);
         let text = std::fs::read_to_string(&path).ok()?;
         match serde_json::from_str::<Entry>(&text) {
-            Ok(e) if self.key(&e.request) == key => Some(e.response),
+            Ok(e) if e.holds(key, self) => Some(e.response),
             Ok(_) => {
                 tracing::warn!(path = %path.display(), "--llm-cache entry does not hold its request: ignored");
                 None
@@ -92,8 +118,14 @@ impl LlmCache {
         }
     }
 
-    /// Records the answer to `request` under `key`.
-    pub fn put(&self, key: &str, request: &Value, response: &CachedResponse) -> anyhow::Result<()> {
+    /// Records the answer to `request`, made for `trial`, under `key`.
+    pub fn put(
+        &self,
+        key: &str,
+        request: &Value,
+        trial: Trial,
+        response: &CachedResponse,
+    ) -> anyhow::Result<()> {
         let path = self.path(key);
         let dir = path
             .parent()
@@ -101,6 +133,7 @@ impl LlmCache {
         std::fs::create_dir_all(dir)?;
         let entry = Entry {
             request: request.clone(),
+            trial: (!trial.is_first()).then_some(trial.get()),
             response: response.clone(),
         };
         let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
@@ -156,9 +189,9 @@ mod tests {
         let b: Value =
             serde_json::from_str(r#"{"messages":[{"content":"x","role":"user"}],"model":"m"}"#)
                 .unwrap();
-        assert_eq!(c.key(&a), c.key(&b));
+        assert_eq!(c.key(&a, Trial::FIRST), c.key(&b, Trial::FIRST));
         let other = json!({"model": "m", "messages": [{"role": "user", "content": "y"}]});
-        assert_ne!(c.key(&a), c.key(&other));
+        assert_ne!(c.key(&a, Trial::FIRST), c.key(&other, Trial::FIRST));
     }
 
     #[test]
@@ -166,21 +199,36 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let c = LlmCache::open(dir.path()).unwrap();
         let req = json!({"model": "m"});
-        let key = c.key(&req);
+        let key = c.key(&req, Trial::FIRST);
         assert!(c.get(&key).is_none());
         assert!(c.is_empty());
         let resp = CachedResponse {
             body: json!({"choices": []}),
             latency_ms: 12.5,
         };
-        c.put(&key, &req, &resp).unwrap();
+        c.put(&key, &req, Trial::FIRST, &resp).unwrap();
         assert!(!c.is_empty());
         assert_eq!(c.get(&key), Some(resp.clone()));
         // An entry stored under another request's key is not served.
-        let other = c.key(&json!({"model": "n"}));
+        let other = c.key(&json!({"model": "n"}), Trial::FIRST);
         std::fs::create_dir_all(c.path(&other).parent().unwrap()).unwrap();
         std::fs::copy(c.path(&key), c.path(&other)).unwrap();
         assert!(c.get(&other).is_none());
+        // A later trial of the same request has its own entry, answered only to it.
+        let second = Trial::new(2).unwrap();
+        let key2 = c.key(&req, second);
+        assert_ne!(key2, key);
+        assert!(c.get(&key2).is_none());
+        let resp2 = CachedResponse {
+            body: json!({"choices": [1]}),
+            latency_ms: 3.0,
+        };
+        c.put(&key2, &req, second, &resp2).unwrap();
+        assert_eq!(c.get(&key2), Some(resp2));
+        assert_eq!(c.get(&key), Some(resp.clone()));
+        // Its entry copied under the first trial's key is not served there.
+        std::fs::copy(c.path(&key2), c.path(&key)).unwrap();
+        assert!(c.get(&key).is_none());
         // Nor is a torn one.
         std::fs::write(c.path(&key), "{\"request\":").unwrap();
         assert!(c.get(&key).is_none());

@@ -30,6 +30,7 @@ use super::cache::{CachedResponse, LlmCache};
 use super::config::AgentConfig;
 use super::provider::KeyHeader;
 use super::retry::{self, Budget};
+use crate::policy::Trial;
 
 /// Where a cache entry that records a context overflow keeps its message.
 const OVERFLOW_POINTER: &str = "/navbench_error/context_overflow";
@@ -221,9 +222,9 @@ impl ChatClient {
 
     /// The recorded answer to `request`, if the cache has one (a recorded overflow
     /// comes back as its error).
-    fn cached(&self, request: &Value) -> Option<Result<Completion, Failure>> {
+    fn cached(&self, request: &Value, trial: Trial) -> Option<Result<Completion, Failure>> {
         let cache = self.cache.as_ref()?;
-        let hit = cache.get(&cache.key(request))?;
+        let hit = cache.get(&cache.key(request, trial))?;
         let latency = Duration::from_secs_f64(hit.latency_ms.max(0.0) / 1000.0);
         // A recorded overflow is the model's answer to this conversation too.
         if let Some(msg) = hit.body.pointer(OVERFLOW_POINTER).and_then(Value::as_str) {
@@ -243,14 +244,14 @@ impl ChatClient {
     }
 
     /// Records `body` (an answer, or an overflow's error) as the answer to `request`.
-    fn record(&self, request: &Value, body: Value, latency: Duration) {
+    fn record(&self, request: &Value, trial: Trial, body: Value, latency: Duration) {
         if let Some(cache) = &self.cache {
-            let key = cache.key(request);
+            let key = cache.key(request, trial);
             let entry = CachedResponse {
                 body,
                 latency_ms: latency.as_secs_f64() * 1000.0,
             };
-            if let Err(e) = cache.put(&key, request, &entry) {
+            if let Err(e) = cache.put(&key, request, trial, &entry) {
                 tracing::warn!("cannot write the --llm-cache entry {key}: {e:#}");
             }
         }
@@ -261,8 +262,9 @@ impl ChatClient {
     /// on the endpoint for it, so a turn that failed still counts in `llm_ms`; a
     /// recorded overflow replays with its recorded time, so a replay's CSVs stay
     /// identical.
-    pub async fn complete(&self, request: &Value) -> Result<Completion, Failure> {
-        if let Some(hit) = self.cached(request) {
+    /// `trial` (of `run --repeats`) picks the request's `--llm-cache` entry.
+    pub async fn complete(&self, request: &Value, trial: Trial) -> Result<Completion, Failure> {
+        if let Some(hit) = self.cached(request, trial) {
             return hit;
         }
         if self.replay_only.load(Ordering::Relaxed) {
@@ -281,6 +283,7 @@ impl ChatClient {
                 // replay. Other failures are not recorded, so a rerun retries them.
                 self.record(
                     request,
+                    trial,
                     json!({"navbench_error": {"context_overflow": msg}}),
                     spent,
                 );
@@ -296,7 +299,7 @@ impl ChatClient {
                 retries,
             }),
             Ok(mut done) => {
-                self.record(request, done.body.clone(), done.latency);
+                self.record(request, trial, done.body.clone(), done.latency);
                 done.retries = retries;
                 Ok(done)
             }

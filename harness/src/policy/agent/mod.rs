@@ -62,7 +62,7 @@ pub use cache::LlmCache;
 pub use config::AgentConfig;
 
 use crate::data::dataset::Locations;
-use crate::policy::{Driver, Task};
+use crate::policy::{Driver, Task, Trial};
 use crate::record::output::answer_columns::AnswerCounts;
 use crate::score::tokens::Tokenizer;
 use crate::variants::Variant;
@@ -253,6 +253,9 @@ struct Convo {
     answer: Option<AnswerCounts>,
     /// The virtual root the model sees ([`roots`]).
     roots: roots::Roots,
+    /// Which play of the pair (`run --repeats`): later trials vary the seed and
+    /// have their own `--llm-cache` keys.
+    trial: Trial,
 }
 
 /// How a turn ended the conversation, when it did.
@@ -355,6 +358,7 @@ impl Agent {
             reminded: false,
             answer: None,
             roots,
+            trial: task.trial,
         };
         c.transcript
             .push(json!({"role": "tools", "tools": offered}));
@@ -373,7 +377,12 @@ impl Agent {
         c.transcript.push(c.messages[0].clone());
         c.transcript.push(c.messages[1].clone());
         loop {
-            let request = self.request(&c.messages, &offered, self.cfg.max_completion_tokens);
+            let request = self.request(
+                &c.messages,
+                &offered,
+                self.cfg.max_completion_tokens,
+                c.trial,
+            );
             let prompt = c.spend.next_prompt(self.tokenizer, &c.messages, &request);
             let limit = if c.stats.llm_turns >= self.cfg.max_turns {
                 Some(StopReason::MaxTurns)
@@ -488,7 +497,7 @@ impl Agent {
         c.transcript.push(
             json!({"role": "navbench", "answer_now": turn::ANSWER_NOW, "max_completion": room}),
         );
-        let mut request = self.request(&c.messages, offered, room);
+        let mut request = self.request(&c.messages, offered, room, c.trial);
         if !offered.is_empty() {
             request["tool_choice"] = json!("none");
         }
@@ -509,7 +518,7 @@ impl Agent {
     /// Sends `request` and returns the assistant message and its `finish_reason`, with
     /// the turn counted; or the conversation's end when the endpoint failed.
     async fn ask(&self, c: &mut Convo, request: &Value) -> Result<(Value, Option<String>), Turn> {
-        let done = match self.client.complete(request).await {
+        let done = match self.client.complete(request, c.trial).await {
             Ok(done) => done,
             Err(Failure {
                 error,
@@ -607,15 +616,23 @@ impl Agent {
         let Some(dir) = &self.transcripts else {
             return Transcript::default();
         };
-        Transcript::create(dir, &task.instance.instance_id, variant).unwrap_or_else(|e| {
-            tracing::warn!("transcript kept in memory only: {e:#}");
-            Transcript::default()
-        })
+        Transcript::create(dir, &task.instance.instance_id, variant, task.trial).unwrap_or_else(
+            |e| {
+                tracing::warn!("transcript kept in memory only: {e:#}");
+                Transcript::default()
+            },
+        )
     }
 
-    /// One Chat Completions body in the provider's shape (see [`provider::body`]).
-    fn request(&self, messages: &[Value], tools: &[Value], max_tokens: u64) -> Value {
-        provider::body(&self.cfg.shape(), messages, tools, max_tokens)
+    /// One Chat Completions body in the provider's shape (see [`provider::body`]). A
+    /// `seed` moves on by one per trial after the first, so the trials of `--repeats`
+    /// are different samples, not one sample K times.
+    fn request(&self, messages: &[Value], tools: &[Value], max_tokens: u64, trial: Trial) -> Value {
+        let mut shape = self.cfg.shape();
+        shape.seed = shape
+            .seed
+            .map(|s| s.wrapping_add(i64::from(trial.get()) - 1));
+        provider::body(&shape, messages, tools, max_tokens)
     }
 
     /// Adds the response's token counts to `stats`: the endpoint's `usage`, or the run's

@@ -1,4 +1,5 @@
-//! `transcripts/<instance>__<variant>.jsonl`: every message of one agent's
+//! `transcripts/<instance>__<variant>.jsonl` (later trials of `--repeats`:
+//! `<instance>__<variant>__trial<N>.jsonl`): every message of one agent's
 //! conversation, one JSON object a line, in order — the tools offered, the system and
 //! task prompts, each model turn (with its usage, time and whether the cache answered
 //! it), each tool call with its result as the model read it and its latency, and how
@@ -15,6 +16,8 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+
+use crate::policy::Trial;
 
 /// The lines of one conversation, kept in memory and, when opened on a run
 /// directory, appended to its file as they come.
@@ -33,8 +36,9 @@ impl Transcript {
         transcripts_dir: &Path,
         instance_id: &str,
         variant: &str,
+        trial: Trial,
     ) -> anyhow::Result<Transcript> {
-        let name = file_name(instance_id, variant);
+        let name = file_name(instance_id, variant, trial);
         let path = transcripts_dir.join(&name);
         std::fs::create_dir_all(transcripts_dir)
             .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", transcripts_dir.display()))?;
@@ -81,6 +85,7 @@ impl Transcript {
         run_dir: &Path,
         instance_id: &str,
         variant: &str,
+        trial: Trial,
     ) -> anyhow::Result<PathBuf> {
         if let Some((_, path)) = &self.file {
             return Ok(path.clone());
@@ -88,7 +93,7 @@ impl Transcript {
         let dir = run_dir.join("transcripts");
         std::fs::create_dir_all(&dir)
             .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
-        let path = dir.join(file_name(instance_id, variant));
+        let path = dir.join(file_name(instance_id, variant, trial));
         let mut text = String::new();
         for l in &self.lines {
             text.push_str(&serde_json::to_string(l)?);
@@ -122,10 +127,16 @@ fn keep_attempt(dir: &Path, name: &str, path: &Path) -> anyhow::Result<()> {
     })
 }
 
-/// `<instance>__<variant>.jsonl`, with path separators made safe.
-pub fn file_name(instance_id: &str, variant: &str) -> String {
+/// `<instance>__<variant>.jsonl` (trial 1) or `<instance>__<variant>__trial<N>.jsonl`,
+/// with path separators made safe.
+pub fn file_name(instance_id: &str, variant: &str, trial: Trial) -> String {
     let safe = |s: &str| s.replace(['/', '\\'], "_");
-    format!("{}__{}.jsonl", safe(instance_id), safe(variant))
+    format!(
+        "{}__{}{}.jsonl",
+        safe(instance_id),
+        safe(variant),
+        trial.name_suffix()
+    )
 }
 
 #[cfg(test)]
@@ -139,11 +150,13 @@ mod tests {
         let mut t = Transcript::default();
         t.push(json!({"role": "system"}));
         t.push(json!({"role": "user"}));
-        let p = t.write(dir.path(), "o/r-1", "text").unwrap();
+        let p = t.write(dir.path(), "o/r-1", "text", Trial::FIRST).unwrap();
         assert_eq!(p.file_name().unwrap(), "o_r-1__text.jsonl");
         let mut again = Transcript::default();
         again.push(json!({"role": "system", "n": 2}));
-        again.write(dir.path(), "o/r-1", "text").unwrap();
+        again
+            .write(dir.path(), "o/r-1", "text", Trial::FIRST)
+            .unwrap();
         let text = std::fs::read_to_string(p).unwrap();
         assert_eq!(text.lines().count(), 1, "{text}");
         assert!(text.contains("\"n\":2"), "{text}");
@@ -153,22 +166,30 @@ mod tests {
     fn each_line_is_on_disk_as_it_is_pushed_and_attempts_are_kept() {
         let dir = tempfile::tempdir().unwrap();
         let tdir = dir.path().join("transcripts");
-        let mut t = Transcript::create(&tdir, "o/r-1", "text").unwrap();
+        let mut t = Transcript::create(&tdir, "o/r-1", "text", Trial::FIRST).unwrap();
         t.push(json!({"role": "system"}));
         t.push(json!({"role": "assistant", "turn": 1}));
         let path = tdir.join("o_r-1__text.jsonl");
         // Read before the transcript ends, as after a kill.
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text.lines().count(), 2, "{text}");
-        assert_eq!(t.write(dir.path(), "o/r-1", "text").unwrap(), path);
+        assert_eq!(
+            t.write(dir.path(), "o/r-1", "text", Trial::FIRST).unwrap(),
+            path
+        );
         drop(t);
         // The retry keeps the killed attempt's lines.
-        let mut retry = Transcript::create(&tdir, "o/r-1", "text").unwrap();
+        let mut retry = Transcript::create(&tdir, "o/r-1", "text", Trial::FIRST).unwrap();
         retry.push(json!({"role": "system", "retry": true}));
         let kept = std::fs::read_to_string(tdir.join("attempts/o_r-1__text.1.jsonl")).unwrap();
         assert_eq!(kept, text);
         assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 1);
-        Transcript::create(&tdir, "o/r-1", "text").unwrap();
+        Transcript::create(&tdir, "o/r-1", "text", Trial::FIRST).unwrap();
         assert!(tdir.join("attempts/o_r-1__text.2.jsonl").exists());
+        // A later trial is a file of its own, leaving the first trial's alone.
+        let second = Trial::new(2).unwrap();
+        Transcript::create(&tdir, "o/r-1", "text", second).unwrap();
+        assert!(tdir.join("o_r-1__text__trial2.jsonl").exists());
+        assert!(!tdir.join("attempts/o_r-1__text.3.jsonl").exists());
     }
 }

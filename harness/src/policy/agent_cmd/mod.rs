@@ -48,7 +48,7 @@ pub use template::{AgentCommand, ReportFormat};
 
 use crate::data::dataset::Locations;
 use crate::policy::agent::{AgentStats, answer};
-use crate::policy::{CallRecord, Task};
+use crate::policy::{CallRecord, Task, Trial};
 use crate::record::output::answer_columns::AnswerCounts;
 use crate::session::mcp_client::McpSession;
 use crate::session::proxy::{self, Proxy};
@@ -109,13 +109,22 @@ pub async fn play(cmd: &AgentCommand, session: McpSession, pair: Pair<'_>) -> Pl
     }
 }
 
-/// The pair's directory: `<run>/agent-cmd/<instance>__<variant>/`, emptied of an
-/// earlier attempt's files, absolute (the command runs there and is given its paths).
-pub fn pair_dir(run_dir: &Path, instance_id: &str, variant: &str) -> anyhow::Result<PathBuf> {
+/// The pair's directory: `<run>/agent-cmd/<instance>__<variant>/` (later trials of
+/// `--repeats`: `<instance>__<variant>__trial<N>/`), emptied of an earlier attempt's
+/// files, absolute (the command runs there and is given its paths).
+pub fn pair_dir(
+    run_dir: &Path,
+    instance_id: &str,
+    variant: &str,
+    trial: Trial,
+) -> anyhow::Result<PathBuf> {
     let safe = |s: &str| s.replace(['/', '\\'], "_");
-    let dir = run_dir
-        .join("agent-cmd")
-        .join(format!("{}__{}", safe(instance_id), safe(variant)));
+    let dir = run_dir.join("agent-cmd").join(format!(
+        "{}__{}{}",
+        safe(instance_id),
+        safe(variant),
+        trial.name_suffix()
+    ));
     if dir.exists() {
         std::fs::remove_dir_all(&dir)
             .map_err(|e| anyhow::anyhow!("cannot clear {}: {e}", dir.display()))?;
@@ -138,7 +147,12 @@ async fn drive(
     stats: &mut Option<AgentStats>,
 ) -> anyhow::Result<answer::Answer> {
     let inst = pair.task.instance;
-    let dir = pair_dir(pair.run_dir, &inst.instance_id, pair.variant.name())?;
+    let dir = pair_dir(
+        pair.run_dir,
+        &inst.instance_id,
+        pair.variant.name(),
+        pair.task.trial,
+    )?;
     proxy
         .setup(pair.variant, pair.task)
         .await

@@ -18,8 +18,10 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufReader, Write as _};
 use std::path::{Path, PathBuf};
 
-/// An (instance_id, variant) pair.
-pub(crate) type Pair = (String, String);
+use crate::policy::Trial;
+
+/// One trial of an (instance_id, variant) pair: the key of a pair's rows.
+pub(crate) type Pair = (String, String, Trial);
 
 /// One run CSV file opened for crash-safe appending.
 #[derive(Debug)]
@@ -28,8 +30,9 @@ pub(crate) struct AppendCsv {
     file: File,
     /// Length of the file up to the end of its last whole row.
     len: u64,
-    /// Columns of `instance_id` and `variant` in the file's own header.
-    key_cols: Option<(usize, usize)>,
+    /// Columns of `instance_id`, `variant` and (when the file has it) `trial` in the
+    /// file's own header.
+    key_cols: Option<KeyCols>,
     /// Pairs whose rows already in the file the next write for the pair replaces.
     replaceable: HashSet<Pair>,
 }
@@ -124,7 +127,7 @@ impl AppendCsv {
 
     /// Rewrites the file without the rows of `pair`: temporary file, fsync, rename.
     fn remove_rows(&mut self, pair: &Pair) -> std::io::Result<()> {
-        let Some((id_col, variant_col)) = self.key_cols else {
+        let Some(keys) = self.key_cols else {
             return Ok(());
         };
         let tmp = temp_path(&self.path);
@@ -139,9 +142,7 @@ impl AppendCsv {
             let mut rec = csv::ByteRecord::new();
             let mut first = true;
             while rdr.read_byte_record(&mut rec).map_err(csv_io)? {
-                let of_pair = !first
-                    && rec.get(id_col) == Some(pair.0.as_bytes())
-                    && rec.get(variant_col) == Some(pair.1.as_bytes());
+                let of_pair = !first && keys.pair(&rec).as_ref() == Some(pair);
                 first = false;
                 if !of_pair {
                     w.write_byte_record(&rec).map_err(csv_io)?;
@@ -206,9 +207,34 @@ fn csv_io(e: csv::Error) -> std::io::Error {
     std::io::Error::other(e.to_string())
 }
 
-fn key_cols(header: &[String]) -> Option<(usize, usize)> {
+/// Where a file's rows keep their [`Pair`].
+#[derive(Debug, Clone, Copy)]
+struct KeyCols {
+    instance_id: usize,
+    variant: usize,
+    /// `None` in a file written before trials: every row is trial 1.
+    trial: Option<usize>,
+}
+
+impl KeyCols {
+    /// The pair of a row; `None` when a key cell is missing or its trial is not one.
+    fn pair(&self, rec: &csv::ByteRecord) -> Option<Pair> {
+        let text = |i: usize| Some(String::from_utf8_lossy(rec.get(i)?).into_owned());
+        let trial = match self.trial {
+            Some(t) => Trial::parse_cell(&text(t).unwrap_or_default())?,
+            None => Trial::FIRST,
+        };
+        Some((text(self.instance_id)?, text(self.variant)?, trial))
+    }
+}
+
+fn key_cols(header: &[String]) -> Option<KeyCols> {
     let pos = |name: &str| header.iter().position(|h| h == name);
-    Some((pos("instance_id")?, pos("variant")?))
+    Some(KeyCols {
+        instance_id: pos("instance_id")?,
+        variant: pos("variant")?,
+        trial: pos(crate::policy::trial::COLUMN),
+    })
 }
 
 /// Reads the file back: where its last whole row ends, its header and its pairs.
@@ -240,12 +266,7 @@ fn scan(path: &Path) -> std::io::Result<Scan> {
             good_len = e;
             pairs.extend(pair);
         }
-        let pair = keys.and_then(|(i, v): (usize, usize)| {
-            Some((
-                String::from_utf8_lossy(rec.get(i)?).into_owned(),
-                String::from_utf8_lossy(rec.get(v)?).into_owned(),
-            ))
-        });
+        let pair = keys.and_then(|k: KeyCols| k.pair(&rec));
         if header.is_none() {
             let h: Vec<String> = rec
                 .iter()
@@ -300,7 +321,7 @@ mod tests {
     }
 
     fn pair(id: &str) -> Pair {
-        (id.to_string(), "text".to_string())
+        (id.to_string(), "text".to_string(), Trial::FIRST)
     }
 
     #[test]

@@ -22,7 +22,10 @@
     return isNaN(x) ? NaN : x;
   };
   var list = function (s) { return s ? String(s).split(";").filter(function (x) { return x !== ""; }) : []; };
-  var key = function (inst, variant) { return inst + "\u0001" + variant; };
+  // A pair's key; a trial after the first (`run --repeats`) adds its number.
+  var key = function (inst, variant, trial) {
+    return inst + "\u0001" + variant + (num(trial) > 1 ? "\u0001" + trial : "");
+  };
 
   // Rows: objects keyed by column name; a later record of the same pair wins (a
   // retried pair, or the same pair in two runs, which the labels already tell apart).
@@ -32,12 +35,14 @@
     run.rows.forEach(function (rec) {
       var r = { _run: ri };
       run.cols.forEach(function (c, i) { r[c] = rec[i]; });
-      var k = key(r.instance_id, r.variant);
+      var k = key(r.instance_id, r.variant, r.trial);
       if (byKey[k] !== undefined) rows[byKey[k]] = r; else { byKey[k] = rows.length; rows.push(r); }
     });
   });
   var perInstance = {};
-  rows.forEach(function (r) { (perInstance[r.instance_id] = perInstance[r.instance_id] || {})[r.variant] = r; });
+  // The drill-down shows each variant's first trial.
+  rows.forEach(function (r) { if (!(num(r.trial) > 1)) (perInstance[r.instance_id] = perInstance[r.instance_id] || {})[r.variant] = r; });
+  var hasTrials = rows.some(function (r) { return num(r.trial) > 1; });
   var variants = meta.variants;
   var accCols = meta.acc.filter(function (c) { return rows.some(function (r) { return c in r; }); });
   var hasAgent = rows.some(function (r) { return r.stop_reason; });
@@ -60,6 +65,7 @@
     { id: "instance_id", label: "instance", text: true },
     { id: "repo", label: "repository", text: true },
     { id: "variant", label: "variant", text: true },
+    hasTrials ? { id: "trial", label: "trial" } : null,
     { id: "status", label: "status", text: true },
     { id: "_glance", label: "hits (all variants)", value: function (r) { return ["gx", "g0", "g5", "g1"].indexOf(glanceClass(r)); } }
   ].concat(accCols.map(function (c) {
@@ -156,7 +162,8 @@
         run.rows.forEach(function (rec) {
           var c = {};
           run.cols.forEach(function (col, i) { c[col] = rec[i]; });
-          (callsByKey[key(c.instance_id, c.variant)] = callsByKey[key(c.instance_id, c.variant)] || []).push(c);
+          var k = key(c.instance_id, c.variant, c.trial);
+          (callsByKey[k] = callsByKey[k] || []).push(c);
         });
       });
       Object.keys(callsByKey).forEach(function (k) { callsByKey[k].sort(function (a, b) { return num(a.step) - num(b.step); }); });

@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::policy::Trial;
 use crate::policy::agent::transcript;
+use crate::record::output::TRIAL_COLUMN;
 use crate::report::RunDescription;
 
 /// Longest text kept from one CSV field or one transcript string; longer ones are cut,
@@ -63,6 +65,7 @@ pub struct TranscriptRef {
     pub path: PathBuf,
     pub instance: String,
     pub label: String,
+    pub trial: Trial,
 }
 
 fn csv_error(path: &Path, e: impl std::fmt::Display) -> anyhow::Error {
@@ -72,7 +75,7 @@ fn csv_error(path: &Path, e: impl std::fmt::Display) -> anyhow::Error {
 /// Streams `file` (`instances.csv` or `calls.csv`) of every run as the block `id`:
 /// a JSON array with, per run, `{"cols": header, "rows": [[field, …], …]}`, the
 /// `variant` field replaced by the report's label for it. `on_row` sees each
-/// record's instance and original variant (to find transcripts). A run without the
+/// record's instance, original variant and trial (to find transcripts). A run without the
 /// file contributes no rows.
 pub fn csv_block<W: Write>(
     w: &mut W,
@@ -80,7 +83,7 @@ pub fn csv_block<W: Write>(
     runs: &[RunDescription],
     file: &str,
     field_cap: impl Fn(&str) -> usize,
-    mut on_row: impl FnMut(usize, &str, &str),
+    mut on_row: impl FnMut(usize, &str, &str, Trial),
 ) -> anyhow::Result<()> {
     write!(w, "<script type=\"application/json\" id=\"{id}\">[")?;
     for (ri, run) in runs.iter().enumerate() {
@@ -104,7 +107,7 @@ pub fn csv_block<W: Write>(
             .collect();
         let caps: Vec<usize> = header.iter().map(|h| field_cap(h)).collect();
         let col = |name: &str| header.iter().position(|h| h == name);
-        let (inst, var) = (col("instance_id"), col("variant"));
+        let (inst, var, trial) = (col("instance_id"), col("variant"), col(TRIAL_COLUMN));
         w.write_all(b"{\"cols\":")?;
         serde_json::to_writer(ScriptSafe(&mut *w), &header)?;
         w.write_all(b",\"rows\":[")?;
@@ -117,7 +120,8 @@ pub fn csv_block<W: Write>(
         {
             let field = |i: Option<usize>| i.and_then(|i| record.get(i)).unwrap_or("");
             let (instance, variant) = (field(inst), field(var));
-            on_row(ri, instance, variant);
+            let t = Trial::parse_cell(field(trial)).unwrap_or_default();
+            on_row(ri, instance, variant, t);
             let label = run.labels.get(variant).map_or(variant, String::as_str);
             let fields: Vec<String> = record
                 .iter()
@@ -142,19 +146,22 @@ pub fn csv_block<W: Write>(
     Ok(())
 }
 
-/// The transcript of `instance` × `variant` in run `run`, if the run wrote one.
+/// The transcript of a trial of `instance` × `variant` in run `run`, if the run
+/// wrote one.
 pub fn find_transcript(
     run: &RunDescription,
     instance: &str,
     variant: &str,
+    trial: Trial,
 ) -> Option<TranscriptRef> {
     let path = run
         .dir
         .join("transcripts")
-        .join(transcript::file_name(instance, variant));
+        .join(transcript::file_name(instance, variant, trial));
     path.is_file().then(|| TranscriptRef {
         path,
         instance: instance.to_string(),
+        trial,
         label: run
             .labels
             .get(variant)
@@ -208,12 +215,20 @@ pub fn meta_block<W: Write>(w: &mut W, meta: &Value) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The transcript ids of the page: row key (`instance \u{1} label`) → block number.
+/// The transcript ids of the page: row key (`instance \u{1} label`, and `\u{1} N`
+/// for a trial N after the first, as `app.js` keys rows) → block number.
 pub fn transcript_ids(found: &[TranscriptRef]) -> BTreeMap<String, usize> {
     found
         .iter()
         .enumerate()
-        .map(|(i, t)| (format!("{}\u{1}{}", t.instance, t.label), i))
+        .map(|(i, t)| {
+            let trial = if t.trial.is_first() {
+                String::new()
+            } else {
+                format!("\u{1}{}", t.trial)
+            };
+            (format!("{}\u{1}{}{trial}", t.instance, t.label), i)
+        })
         .collect()
 }
 

@@ -171,8 +171,8 @@ pub fn write(
         &data.runs,
         "instances.csv",
         |_| data::MAX_FIELD_CHARS,
-        |ri, instance, variant| {
-            if let Some(t) = data::find_transcript(&data.runs[ri], instance, variant) {
+        |ri, instance, variant, trial| {
+            if let Some(t) = data::find_transcript(&data.runs[ri], instance, variant, trial) {
                 found.push(t);
             }
         },
@@ -186,7 +186,7 @@ pub fn write(
             "args" | "error" => data::MAX_CALL_FIELD_CHARS,
             _ => data::MAX_FIELD_CHARS,
         },
-        |_, _, _| {},
+        |_, _, _, _| {},
     )?;
     // A retried pair's rows name the same transcript twice: one block each.
     let mut seen = BTreeSet::new();

@@ -224,6 +224,7 @@ async fn play_settings(
         instance: inst,
         workdir: &prep.workdir,
         knobs: &defaults,
+        trial: crate::policy::Trial::FIRST,
     };
     let setup = {
         let mut driver = Driver::new(&mut session, cfg.tokenizer)

@@ -87,6 +87,7 @@ pub async fn run(o: ProxyOptions) -> anyhow::Result<()> {
         instance: &instance,
         workdir: &root,
         knobs: &crate::policy::knobs::Knobs::default(),
+        trial: crate::policy::Trial::FIRST,
     };
     let served = match proxy.setup(variant, &task).await {
         Ok(()) => serve(&proxy, &o).await,

@@ -5,7 +5,9 @@
 //! finished call on disk. `navbench report` and a spreadsheet read it like a run's.
 //!
 //! A file that exists is appended to (a header is written only to a new or empty
-//! file); one whose header is not [`CALL_HEADER`] is refused rather than mixed with.
+//! file); one whose header is not [`CALL_HEADER`] is refused rather than mixed with,
+//! except a file written before the `trial` column, which takes rows without it. The
+//! proxy plays no trials: its rows are trial 1.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read as _, Write as _};
@@ -22,6 +24,8 @@ pub struct CallsFile {
     file: Mutex<File>,
     instance_id: String,
     variant: String,
+    /// The file's header has the `trial` column (the file is not older than it).
+    with_trial: bool,
 }
 
 impl CallsFile {
@@ -44,7 +48,10 @@ impl CallsFile {
         file.read_to_string(&mut first)
             .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
         let header = CALL_HEADER.join(",");
+        let before_trials = CALL_HEADER[..CALL_HEADER.len() - 1].join(",");
+        let mut with_trial = true;
         match first.lines().next() {
+            Some(h) if h == before_trials => with_trial = false,
             None => {
                 file.write_all(format!("{header}\n").as_bytes())
                     .and_then(|()| file.sync_data())
@@ -61,6 +68,7 @@ impl CallsFile {
             file: Mutex::new(file),
             instance_id: instance_id.to_string(),
             variant: variant.to_string(),
+            with_trial,
         })
     }
 
@@ -72,7 +80,7 @@ impl CallsFile {
     /// Appends one call's row, flushed and synced.
     pub fn append(&self, c: &CallRecord) -> anyhow::Result<()> {
         let mut w = csv::Writer::from_writer(Vec::new());
-        w.write_record([
+        let mut row = vec![
             self.instance_id.clone(),
             self.variant.clone(),
             c.step.to_string(),
@@ -83,7 +91,11 @@ impl CallsFile {
             c.response_tokens.to_string(),
             c.is_error.to_string(),
             c.error.clone(),
-        ])?;
+        ];
+        if self.with_trial {
+            row.push(crate::policy::Trial::FIRST.to_string());
+        }
+        w.write_record(&row)?;
         let bytes = w
             .into_inner()
             .map_err(|e| anyhow::anyhow!("cannot encode a calls.csv row: {e}"))?;
@@ -128,6 +140,16 @@ mod tests {
         assert_eq!(&rows[0][0], "s1");
         assert_eq!(&rows[0][4], r#"{"pattern":"a,b"}"#);
         assert_eq!(&rows[1][3], "read_file");
+
+        assert_eq!(&rows[1][10], "1");
+        // A file written before the trial column takes rows without it.
+        let old = tempfile::tempdir().unwrap();
+        let old_header = CALL_HEADER[..10].join(",");
+        std::fs::write(old.path().join("calls.csv"), format!("{old_header}\n")).unwrap();
+        let f = CallsFile::open(old.path(), "s3", "text").unwrap();
+        f.append(&record(1, "grep")).unwrap();
+        let text = std::fs::read_to_string(f.path()).unwrap();
+        assert_eq!(text.lines().nth(1).unwrap().rsplit(',').next(), Some(""));
 
         let other = tempfile::tempdir().unwrap();
         std::fs::write(other.path().join("calls.csv"), "a,b\n1,2\n").unwrap();

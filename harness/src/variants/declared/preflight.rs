@@ -64,6 +64,7 @@ pub async fn preflight(
                     instance: inst,
                     workdir: &tree.dir,
                     knobs: &crate::policy::knobs::Knobs::default(),
+                    trial: crate::policy::Trial::FIRST,
                 };
                 let mut driver = Driver::new(&mut session, cfg.tokenizer)
                     .with_setup_timeout(d.setup_tools, cfg.index_timeout);

@@ -19,6 +19,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::{Attempt, ChatClient, ChatError, PROBE_TIMEOUT, error_chain};
+use crate::policy::Trial;
 use crate::policy::agent::config::AgentConfig;
 use crate::policy::agent::provider::KeyHeader;
 
@@ -86,7 +87,7 @@ impl ChatClient {
         probe: &Value,
         may_replay: bool,
     ) -> anyhow::Result<()> {
-        if let Some(hit) = self.cached(probe) {
+        if let Some(hit) = self.cached(probe, Trial::FIRST) {
             if hit.is_ok() && self.cache.is_some() && !self.reachable(cfg).await {
                 eprintln!(
                     "navbench: agent endpoint {} did not answer; replaying from the --llm-cache only",
@@ -104,7 +105,7 @@ impl ChatClient {
         };
         match outcome {
             Ok(answer) => {
-                self.record(probe, answer, started.elapsed());
+                self.record(probe, Trial::FIRST, answer, started.elapsed());
                 Ok(())
             }
             Err(Attempt::Fatal(ChatError::Http {
