@@ -6,11 +6,11 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
-use crate::policy::CallRecord;
+use crate::policy::{CallRecord, RecordSink};
 use crate::run::phases::{PhaseTotals, Phases};
 use crate::score::metrics::{Level, column_names};
 
@@ -187,9 +187,14 @@ pub fn read_info(dir: &Path) -> anyhow::Result<Option<RunInfo>> {
 }
 
 /// Appending CSV writers of one run directory, crash-safe (see [`append`]): whole rows
-/// appended and fsynced, a torn last row repaired on open, and the rows of a pair that
-/// did not finish (an error, or a run killed between its calls and its row) replaced
-/// by the next attempt's, so each pair's rows in both files come from one attempt.
+/// appended, a torn last row repaired on open, and the rows of a pair that did not
+/// finish (an error, or a run killed between its calls and its row) replaced by the
+/// next attempt's, so each pair's rows in both files come from one attempt; replaced
+/// rows are moved to `calls-superseded.csv` / `instances-superseded.csv`, never
+/// deleted. Call rows are written as the calls happen ([`RunOutput::call_sink`]) and
+/// synced with the pair's `instances.csv` row; calls of a pair that has no row when
+/// the directory is opened (a killed run) are moved aside at once, so `calls.csv`
+/// holds only the calls of `instances.csv`'s rows and of the pairs being played.
 /// After a failed write (disk full, `--out` not writable) every later write is refused
 /// with the same message, so the run can stop with nothing already written damaged.
 pub struct RunOutput {
@@ -244,12 +249,28 @@ impl RunOutput {
                 done.insert((row.instance_id, row.variant));
             }
         }
-        let (mut calls, call_pairs) = open_append(
-            &dir.join("calls.csv"),
-            CALL_HEADER.map(String::from).as_ref(),
-        )?;
+        let calls_path = dir.join("calls.csv");
+        let (mut calls, call_pairs) =
+            open_append(&calls_path, CALL_HEADER.map(String::from).as_ref())?;
+        // Calls of pairs without a row: a killed attempt. They go aside now (the pair
+        // runs again), so reports never count them beside the next attempt's.
+        let cut: HashSet<Pair> = &call_pairs - &inst_pairs;
+        let moved = calls.supersede(&cut).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot move the calls of interrupted pairs out of {}: {e}; --out must be a writable directory with free space",
+                calls_path.display()
+            )
+        })?;
+        if moved > 0 {
+            eprintln!(
+                "navbench: {}: moved {moved} call(s) of {} pair(s) an interrupted run left unfinished to {}; those pairs run again",
+                calls_path.display(),
+                cut.len(),
+                append::superseded_path(&calls_path).display()
+            );
+        }
         instances.set_replaceable(&inst_pairs - &done);
-        calls.set_replaceable(&call_pairs - &done);
+        calls.set_replaceable(&(&call_pairs & &inst_pairs) - &done);
         Ok(RunOutput {
             dir: dir.to_path_buf(),
             _lock: lock,
@@ -271,29 +292,44 @@ impl RunOutput {
             .contains(&(instance_id.to_string(), variant.to_string()))
     }
 
-    /// Appends the calls of one instance × variant.
-    pub fn write_calls(
+    /// Appends one call of an instance × variant as it happens, unsynced (a killed
+    /// run keeps it; [`RunOutput::write_instance`] syncs the pair's calls before its
+    /// row). The first call of a retried pair moves the earlier attempt's aside.
+    pub fn append_call(
         &self,
         instance_id: &str,
         variant: &str,
-        calls: &[CallRecord],
+        c: &CallRecord,
     ) -> anyhow::Result<()> {
-        let rows = calls.iter().map(|c| {
-            vec![
-                instance_id.to_string(),
-                variant.to_string(),
-                c.step.to_string(),
-                c.tool.clone(),
-                c.args.clone(),
-                format!("{:.3}", c.latency_ms),
-                c.response_bytes.to_string(),
-                c.response_tokens.to_string(),
-                if c.is_error { "true" } else { "false" }.to_string(),
-                c.error.clone(),
-            ]
-        });
+        let row = vec![
+            instance_id.to_string(),
+            variant.to_string(),
+            c.step.to_string(),
+            c.tool.clone(),
+            c.args.clone(),
+            format!("{:.3}", c.latency_ms),
+            c.response_bytes.to_string(),
+            c.response_tokens.to_string(),
+            if c.is_error { "true" } else { "false" }.to_string(),
+            c.error.clone(),
+        ];
         let pair = (instance_id.to_string(), variant.to_string());
-        self.append(&self.calls, &pair, rows)
+        self.append_with(&self.calls, &pair, [row], false)
+    }
+
+    /// A sink that appends each call of `instance_id` × `variant` to `calls.csv` as
+    /// the [`crate::policy::Driver`] records it. A failed write is logged once here
+    /// and stops the run through [`RunOutput::broken`].
+    pub fn call_sink(self: &Arc<Self>, instance_id: &str, variant: &str) -> RecordSink {
+        let (out, id, variant) = (self.clone(), instance_id.to_string(), variant.to_string());
+        Arc::new(move |c: &CallRecord| {
+            let first_failure = out.broken().is_none();
+            if let Err(e) = out.append_call(&id, &variant, c)
+                && first_failure
+            {
+                tracing::error!("cannot write calls.csv: {e:#}");
+            }
+        })
     }
 
     /// Why writing failed, once it has (every later write is refused).
@@ -304,19 +340,26 @@ impl RunOutput {
             .clone()
     }
 
-    /// Appends `rows` of `pair` to one file, unless writing already failed; a failure
-    /// is remembered so the run can stop.
-    fn append(
+    /// Appends `rows` of `pair` to one file (synced when `sync`), unless writing
+    /// already failed; a failure is remembered so the run can stop.
+    fn append_with(
         &self,
         file: &Mutex<AppendCsv>,
         pair: &Pair,
         rows: impl IntoIterator<Item = Vec<String>>,
+        sync: bool,
     ) -> anyhow::Result<()> {
         if let Some(why) = self.broken() {
             anyhow::bail!("{why}");
         }
         let mut f = file.lock().unwrap_or_else(|p| p.into_inner());
-        let written = append::encode(rows).and_then(|bytes| f.append_pair(pair, &bytes));
+        let written = append::encode(rows).and_then(|bytes| {
+            if sync {
+                f.append_pair(pair, &bytes)
+            } else {
+                f.append_pair_unsynced(pair, &bytes)
+            }
+        });
         if let Err(e) = written {
             let why = format!(
                 "cannot write {}: {e}. Rows already written are intact (a row cut by the failure was taken back). Free disk space or make --out writable, then re-run with the same --out to resume",
@@ -364,17 +407,21 @@ impl RunOutput {
         rec.extend(agent_columns::cells(r.agent.as_ref()));
         rec.extend(answer_columns::cells(r.answer.as_ref()));
         let pair = (r.instance_id.clone(), r.variant.clone());
-        // A row without calls (e.g. the server did not start) still replaces the calls
-        // an earlier, unfinished attempt left.
-        let forgot = self
-            .calls
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .forget(&pair);
-        if let Err(e) = forgot {
-            tracing::warn!("cannot drop the calls of an earlier attempt of {pair:?}: {e}");
+        {
+            let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+            // A row without calls (e.g. the server did not start) still replaces the
+            // calls an earlier, unfinished attempt left.
+            if let Err(e) = calls.forget(&pair) {
+                tracing::warn!(
+                    "cannot move the calls of an earlier attempt of {pair:?} aside: {e}"
+                );
+            }
+            // The pair's calls reach the disk before the row that marks it finished.
+            if let Err(e) = calls.sync() {
+                tracing::warn!("cannot sync calls.csv: {e}");
+            }
         }
-        self.append(&self.instances, &pair, [rec])
+        self.append_with(&self.instances, &pair, [rec], true)
     }
 
     /// Writes `run.json`.
@@ -667,123 +714,4 @@ pub fn format_table(sums: &[VariantSummary]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn row(id: &str, status: &str, metrics: Vec<f64>) -> InstanceRow {
-        InstanceRow {
-            instance_id: id.into(),
-            repo: "o/r".into(),
-            variant: "text".into(),
-            status: status.into(),
-            metrics,
-            n_calls: 3,
-            pred_files: vec!["a.py".into(), "b.py".into()],
-            ..InstanceRow::default()
-        }
-    }
-
-    #[test]
-    fn summary_means_the_agents_figures_over_rows_that_ran() {
-        use crate::policy::agent::{AgentStats, StopReason};
-        let n = metric_columns().len();
-        let agent = |prompt: u64| AgentStats {
-            llm_turns: 2,
-            prompt_tokens: prompt,
-            cached_tokens: prompt / 2,
-            completion_tokens: 10,
-            llm_ms: 100.0,
-            stop_reason: StopReason::Answered,
-            ..AgentStats::default()
-        };
-        // The model answered without calling a tool: no calls, but it ran.
-        let no_calls = InstanceRow {
-            n_calls: 0,
-            agent: Some(agent(1000)),
-            ..row("i1", STATUS_OK, vec![1.0; n])
-        };
-        let with_calls = InstanceRow {
-            agent: Some(agent(3000)),
-            ..row("i2", STATUS_OK, vec![0.0; n])
-        };
-        // Setup failed before the first turn: did not run.
-        let failed = InstanceRow {
-            n_calls: 0,
-            agent: Some(AgentStats {
-                stop_reason: StopReason::SetupFailed,
-                ..AgentStats::default()
-            }),
-            ..row("i3", STATUS_ERROR, vec![])
-        };
-        let sums = summarize(&[no_calls, with_calls, failed], &["text".to_string()]);
-        let s = &sums[0];
-        assert_eq!(
-            (s.mean_prompt_tokens, s.mean_cached_tokens),
-            (2000.0, 1000.0)
-        );
-        assert_eq!((s.mean_llm_turns, s.mean_calls), (2.0, 1.5));
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("summary.csv");
-        write_summary(&p, &sums).unwrap();
-        let text = std::fs::read_to_string(&p).unwrap();
-        assert!(
-            text.contains(
-                "llm_turns,prompt_tokens,cached_tokens,completion_tokens,llm_ms,cost_usd"
-            ),
-            "{text}"
-        );
-        assert!(
-            text.contains(",2.00,2000.00,1000.00,10.00,100.00,0.000000"),
-            "{text}"
-        );
-    }
-
-    #[test]
-    fn old_run_json_still_reads() {
-        let dir = tempfile::tempdir().unwrap();
-        assert_eq!(read_info(dir.path()).unwrap(), None);
-        std::fs::write(
-            dir.path().join("run.json"),
-            r#"{"dataset":"mini","variants":["text"],"tokenizer":"cl100k_base","started":"2025-01-01T00:00:00Z","navbench_version":"0.1.0"}"#,
-        )
-        .unwrap();
-        let info = read_info(dir.path()).unwrap().unwrap();
-        assert_eq!(info.dataset, "mini");
-        assert_eq!(info.dataset_fingerprint, "");
-        assert_eq!(info.shard, None);
-        std::fs::write(dir.path().join("run.json"), "not json").unwrap();
-        let e = read_info(dir.path()).unwrap_err().to_string();
-        assert!(e.contains("run.json"), "{e}");
-    }
-
-    #[test]
-    fn rows_round_trip_and_resume_skips_finished() {
-        let dir = tempfile::tempdir().unwrap();
-        let n = metric_columns().len();
-        {
-            let out = RunOutput::open(dir.path()).unwrap();
-            out.write_instance(&row("i1", STATUS_OK, vec![1.0; n]))
-                .unwrap();
-            out.write_instance(&row("i2", STATUS_ERROR, vec![]))
-                .unwrap();
-            out.write_instance(&row("i3", STATUS_NO_GOLD, vec![]))
-                .unwrap();
-        }
-        let out = RunOutput::open(dir.path()).unwrap();
-        assert!(out.is_done("i1", "text"));
-        assert!(!out.is_done("i2", "text"));
-        assert!(out.is_done("i3", "text"));
-        // A retried error: the last row wins.
-        out.write_instance(&row("i2", STATUS_OK, vec![0.0; n]))
-            .unwrap();
-        let rows = read_instance_rows(&dir.path().join("instances.csv")).unwrap();
-        assert_eq!(rows.len(), 3);
-        let i2 = rows.iter().find(|r| r.instance_id == "i2").unwrap();
-        assert_eq!(i2.status, STATUS_OK);
-        assert_eq!(rows[0].pred_files, vec!["a.py", "b.py"]);
-        let sums = summarize(&rows, &["text".to_string()]);
-        assert_eq!(sums[0].n_scored, 2);
-        assert_eq!(sums[0].metrics[0], 0.5);
-        assert!(format_table(&sums).contains("50.0"));
-    }
-}
+mod tests;
