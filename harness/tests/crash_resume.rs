@@ -12,12 +12,20 @@
 //! torn last line in both CSVs (as a kill during a write would) to check that the
 //! resume repairs it and says so.
 //!
+//! A pair killed mid-conversation keeps the calls it made: the built-in agent (a
+//! scripted model on the test's own endpoint, which hangs on the second turn until
+//! the run is killed) makes two calls, the run is SIGKILLed, and `calls.csv` must hold
+//! them; the resume moves them to `calls-superseded.csv` and the finished pair's
+//! calls in `calls.csv` are its second attempt's only.
+//!
 //! Needs the server binaries built (`cargo test --workspace` does it).
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+mod common;
 
 /// Kills per test run (CI-sized; `NAVBENCH_CRASH_KILLS` asks for more).
 const KILLS: usize = 5;
@@ -338,8 +346,16 @@ fn a_full_disk_stops_the_run_cleanly_and_it_resumes() {
         assert_eq!(Some(&row), want.get(&pair), "{pair:?}");
     }
     let want_calls = calls(&read(&reference.join("calls.csv")));
+    let finished = results(&read(&full.join("instances.csv")));
     for (pair, list) in calls(&read(&full.join("calls.csv"))) {
-        assert_eq!(Some(&list), want_calls.get(&pair), "{pair:?}");
+        let want = want_calls.get(&pair).expect("a pair of the reference");
+        if finished.contains_key(&pair) {
+            assert_eq!(&list, want, "{pair:?}");
+        } else {
+            // Calls are written as they happen: the pair the failure cut has the
+            // calls made before it.
+            assert!(want.starts_with(&list), "{pair:?}: {list:?} vs {want:?}");
+        }
     }
 
     let out = text_run(&full).output().expect("resume");
@@ -350,4 +366,110 @@ fn a_full_disk_stops_the_run_cleanly_and_it_resumes() {
     );
     assert_eq!(results(&read(&full.join("instances.csv"))), want);
     assert_eq!(calls(&read(&full.join("calls.csv"))), want_calls);
+}
+
+/// A pair killed between its calls and its row keeps its calls in `calls.csv`; the
+/// resume moves them to `calls-superseded.csv` (nothing lost) and the pair's calls in
+/// `calls.csv` are then its second attempt's only (nothing counted twice).
+#[test]
+fn a_killed_pairs_calls_survive_and_the_resume_counts_them_once() {
+    use common::endpoint::{self, Reply, turns_so_far};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let s = common::repo::setup();
+    let hang = Arc::new(AtomicBool::new(true));
+    let hanging = hang.clone();
+    let ep = endpoint::start(move |_, body| match turns_so_far(body) {
+        0 => Reply::calls(&[
+            ("grep", r#"{"pattern": "total_price"}"#),
+            ("read_file", r#"{"path": "shop/store.py"}"#),
+        ]),
+        // The first attempt waits here until it is killed.
+        _ if hanging.load(Ordering::SeqCst) => Reply::Hang(Duration::from_secs(600)),
+        _ => Reply::answer("shop/store.py:Store.total_price"),
+    });
+    let ds = s.write_dataset(&[common::repo::instance("acme__shop-1", &s.commit)]);
+    let agent = endpoint::agent_file(s.work.path(), &ep.base_url, "");
+    let out = s.work.path().join("out");
+    let run = || {
+        let mut cmd = common::navbench();
+        cmd.args(["run", "--dataset"])
+            .arg(&ds)
+            .arg("--repo-url")
+            .arg(&s.repo_path)
+            .arg("--cache")
+            .arg(s.work.path().join("cache"))
+            .arg("--out")
+            .arg(&out)
+            .args(["--variants", "text", "--agent"])
+            .arg(&agent);
+        cmd
+    };
+    let mut child = run()
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    // Killed once the model's second turn is asked for: both calls are made.
+    let started = Instant::now();
+    while ep.requests.lock().unwrap().len() < 2 {
+        assert!(
+            child.try_wait().expect("wait").is_none(),
+            "the run ended before the kill"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(600),
+            "the run is stuck"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reap");
+    let pair = ("acme__shop-1".to_string(), "text".to_string());
+    let killed = calls(&read(&out.join("calls.csv")));
+    let tools: Vec<&str> = killed[&pair].iter().map(|c| c[1].as_str()).collect();
+    assert_eq!(tools, ["grep", "read_file"], "the killed pair's calls");
+    assert_eq!(
+        data_lines(&out.join("instances.csv")),
+        0,
+        "no row for the killed pair"
+    );
+    // Its transcript has the turn and both results too.
+    let transcript = out.join("transcripts/acme__shop-1__text.jsonl");
+    let said = std::fs::read_to_string(&transcript).expect("the killed pair's transcript");
+    assert!(
+        said.contains("read_file") && said.contains("import json"),
+        "{said}"
+    );
+
+    hang.store(false, Ordering::SeqCst);
+    let o = run().output().expect("resume");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stderr.contains("moved 2 call(s) of 1 pair(s)"), "{stderr}");
+    let rows = read(&out.join("instances.csv"));
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["status"], "ok", "{:?}", rows[0]);
+    // The row counts the calls of the attempt that finished, and calls.csv holds
+    // exactly those (`calls` fails on a step seen twice).
+    let now = calls(&read(&out.join("calls.csv")));
+    assert_eq!(now.len(), 1);
+    assert_eq!(now[&pair].len().to_string(), rows[0]["n_calls"]);
+    assert_eq!(now[&pair], killed[&pair]);
+    // The killed attempt's calls are kept aside, with the columns of calls.csv.
+    let aside = read(&out.join("calls-superseded.csv"));
+    assert_eq!(calls(&aside), killed);
+    let kept = std::fs::read_to_string(out.join("transcripts/attempts/acme__shop-1__text.1.jsonl"));
+    assert_eq!(kept.expect("the killed attempt's transcript"), said);
+    let header = |p: &Path| {
+        std::fs::read_to_string(p)
+            .unwrap()
+            .lines()
+            .next()
+            .map(String::from)
+    };
+    assert_eq!(
+        header(&out.join("calls-superseded.csv")),
+        header(&out.join("calls.csv"))
+    );
 }

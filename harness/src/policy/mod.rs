@@ -55,6 +55,10 @@ pub struct CallRecord {
     pub error: String,
 }
 
+/// Receives each call's record as soon as the call is done: a run appends it to
+/// `calls.csv` at once, so a killed pair keeps the calls it made.
+pub type RecordSink = std::sync::Arc<dyn Fn(&CallRecord) + Send + Sync>;
+
 /// Calls tools on a live session and records what each call cost.
 pub struct Driver<'a> {
     session: &'a mut McpSession,
@@ -64,13 +68,15 @@ pub struct Driver<'a> {
     /// Every call made so far, in order.
     pub records: Vec<CallRecord>,
     /// The parts of the indexing calls' time, summed, as their results report them
-    /// (`timings_ms`); `None` while no indexing call reported any.
+    /// (`timings_ms` in `_meta`); `None` while no indexing call reported any.
     pub init_parts: Option<InitParts>,
     /// Results of earlier calls by (tool, arguments), when replaying is on
     /// ([`Driver::with_memo`]).
     memo: Option<HashMap<(String, String), CallOutcome>>,
     /// The built-in agent's view of the checkout ([`Driver::set_view`]).
     view: Option<agent::roots::Roots>,
+    /// Handed each record as it is made ([`Driver::with_sink`]).
+    sink: Option<RecordSink>,
 }
 
 impl<'a> Driver<'a> {
@@ -84,7 +90,23 @@ impl<'a> Driver<'a> {
             init_parts: None,
             memo: None,
             view: None,
+            sink: None,
         }
+    }
+
+    /// Hands each later record to `sink` as soon as it is made (besides keeping it in
+    /// [`Driver::records`]).
+    pub fn with_sink(mut self, sink: Option<RecordSink>) -> Self {
+        self.sink = sink;
+        self
+    }
+
+    /// Keeps `record` and hands it to the sink.
+    fn push(&mut self, record: CallRecord) {
+        if let Some(sink) = &self.sink {
+            sink(&record);
+        }
+        self.records.push(record);
     }
 
     /// Records every later call as the built-in agent sees it: arguments, error text,
@@ -135,7 +157,7 @@ impl<'a> Driver<'a> {
             memo.entry(key).or_insert_with(|| out.clone());
         }
         if self.setup.0.contains(&tool)
-            && let Some(parts) = out.structured.as_ref().and_then(InitParts::from_result)
+            && let Some(parts) = init_parts_of(&out)
         {
             self.init_parts = Some(self.init_parts.unwrap_or_default().plus(parts));
         }
@@ -156,7 +178,7 @@ impl<'a> Driver<'a> {
                 let grown = out
                     .result
                     .as_ref()
-                    .and_then(|r| serde_json::to_string(r).ok())
+                    .map(crate::session::mcp_client::content_json)
                     .map_or(0, |raw| view.to_model(&raw).len() as i64 - raw.len() as i64);
                 CallRecord {
                     step: self.records.len() + 1,
@@ -170,16 +192,25 @@ impl<'a> Driver<'a> {
                 }
             }
         };
-        self.records.push(record);
+        self.push(record);
         out
     }
+}
+
+/// The parts of an indexing call's time: `timings_ms` in the result's `_meta`, where
+/// navbench's servers put it, else in its structured content (a declared server that
+/// reports it there).
+fn init_parts_of(out: &CallOutcome) -> Option<InitParts> {
+    let meta = out.result.as_ref().and_then(|r| r.meta.as_ref());
+    meta.and_then(|m| InitParts::from_object(&m.0))
+        .or_else(|| out.structured.as_ref().and_then(InitParts::from_result))
 }
 
 impl Driver<'_> {
     /// Records a call that was never sent (an agent's call of an unknown tool, or with
     /// arguments that are not a JSON object), so `calls.csv` shows every call asked for.
     pub fn record_refused(&mut self, tool: &str, args: &str, error: &str) {
-        self.records.push(CallRecord {
+        self.push(CallRecord {
             step: self.records.len() + 1,
             tool: tool.to_string(),
             args: args.to_string(),

@@ -6,11 +6,11 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
-use crate::policy::{CallRecord, Trial};
+use crate::policy::{CallRecord, RecordSink, Trial};
 use crate::run::phases::{PhaseTotals, Phases};
 use crate::score::metrics::{Level, column_names};
 
@@ -208,9 +208,14 @@ pub fn read_info(dir: &Path) -> anyhow::Result<Option<RunInfo>> {
 }
 
 /// Appending CSV writers of one run directory, crash-safe (see [`append`]): whole rows
-/// appended and fsynced, a torn last row repaired on open, and the rows of a pair that
-/// did not finish (an error, or a run killed between its calls and its row) replaced
-/// by the next attempt's, so each pair's rows in both files come from one attempt.
+/// appended, a torn last row repaired on open, and the rows of a pair that did not
+/// finish (an error, or a run killed between its calls and its row) replaced by the
+/// next attempt's, so each pair's rows in both files come from one attempt; replaced
+/// rows are moved to `calls-superseded.csv` / `instances-superseded.csv`, never
+/// deleted. Call rows are written as the calls happen ([`RunOutput::call_sink`]) and
+/// synced with the pair's `instances.csv` row; calls of a pair that has no row when
+/// the directory is opened (a killed run) are moved aside at once, so `calls.csv`
+/// holds only the calls of `instances.csv`'s rows and of the pairs being played.
 /// After a failed write (disk full, `--out` not writable) every later write is refused
 /// with the same message, so the run can stop with nothing already written damaged.
 pub struct RunOutput {
@@ -265,12 +270,28 @@ impl RunOutput {
                 done.insert((row.instance_id, row.variant, row.trial));
             }
         }
-        let (mut calls, call_pairs) = open_append(
-            &dir.join("calls.csv"),
-            CALL_HEADER.map(String::from).as_ref(),
-        )?;
+        let calls_path = dir.join("calls.csv");
+        let (mut calls, call_pairs) =
+            open_append(&calls_path, CALL_HEADER.map(String::from).as_ref())?;
+        // Calls of pairs without a row: a killed attempt. They go aside now (the pair
+        // runs again), so reports never count them beside the next attempt's.
+        let cut: HashSet<Pair> = &call_pairs - &inst_pairs;
+        let moved = calls.supersede(&cut).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot move the calls of interrupted pairs out of {}: {e}; --out must be a writable directory with free space",
+                calls_path.display()
+            )
+        })?;
+        if moved > 0 {
+            eprintln!(
+                "navbench: {}: moved {moved} call(s) of {} pair(s) an interrupted run left unfinished to {}; those pairs run again",
+                calls_path.display(),
+                cut.len(),
+                append::superseded_path(&calls_path).display()
+            );
+        }
         instances.set_replaceable(&inst_pairs - &done);
-        calls.set_replaceable(&call_pairs - &done);
+        calls.set_replaceable(&(&call_pairs & &inst_pairs) - &done);
         Ok(RunOutput {
             dir: dir.to_path_buf(),
             _lock: lock,
@@ -292,31 +313,51 @@ impl RunOutput {
             .contains(&(instance_id.to_string(), variant.to_string(), trial))
     }
 
-    /// Appends the calls of one trial of an instance × variant.
-    pub fn write_calls(
+    /// Appends one call of an instance × variant as it happens, unsynced (a killed
+    /// run keeps it; [`RunOutput::write_instance`] syncs the pair's calls before its
+    /// row). The first call of a retried pair moves the earlier attempt's aside.
+    pub fn append_call(
         &self,
         instance_id: &str,
         variant: &str,
         trial: Trial,
-        calls: &[CallRecord],
+        c: &CallRecord,
     ) -> anyhow::Result<()> {
-        let rows = calls.iter().map(|c| {
-            vec![
-                instance_id.to_string(),
-                variant.to_string(),
-                c.step.to_string(),
-                c.tool.clone(),
-                c.args.clone(),
-                format!("{:.3}", c.latency_ms),
-                c.response_bytes.to_string(),
-                c.response_tokens.to_string(),
-                if c.is_error { "true" } else { "false" }.to_string(),
-                c.error.clone(),
-                trial.to_string(),
-            ]
-        });
+        let row = vec![
+            instance_id.to_string(),
+            variant.to_string(),
+            c.step.to_string(),
+            c.tool.clone(),
+            c.args.clone(),
+            format!("{:.3}", c.latency_ms),
+            c.response_bytes.to_string(),
+            c.response_tokens.to_string(),
+            if c.is_error { "true" } else { "false" }.to_string(),
+            c.error.clone(),
+            trial.to_string(),
+        ];
         let pair = (instance_id.to_string(), variant.to_string(), trial);
-        self.append(&self.calls, &pair, rows)
+        self.append_with(&self.calls, &pair, [row], false)
+    }
+
+    /// A sink that appends each call of one trial of `instance_id` × `variant` to
+    /// `calls.csv` as the [`crate::policy::Driver`] records it. A failed write is
+    /// logged once here and stops the run through [`RunOutput::broken`].
+    pub fn call_sink(
+        self: &Arc<Self>,
+        instance_id: &str,
+        variant: &str,
+        trial: Trial,
+    ) -> RecordSink {
+        let (out, id, variant) = (self.clone(), instance_id.to_string(), variant.to_string());
+        Arc::new(move |c: &CallRecord| {
+            let first_failure = out.broken().is_none();
+            if let Err(e) = out.append_call(&id, &variant, trial, c)
+                && first_failure
+            {
+                tracing::error!("cannot write calls.csv: {e:#}");
+            }
+        })
     }
 
     /// Why writing failed, once it has (every later write is refused).
@@ -327,19 +368,26 @@ impl RunOutput {
             .clone()
     }
 
-    /// Appends `rows` of `pair` to one file, unless writing already failed; a failure
-    /// is remembered so the run can stop.
-    fn append(
+    /// Appends `rows` of `pair` to one file (synced when `sync`), unless writing
+    /// already failed; a failure is remembered so the run can stop.
+    fn append_with(
         &self,
         file: &Mutex<AppendCsv>,
         pair: &Pair,
         rows: impl IntoIterator<Item = Vec<String>>,
+        sync: bool,
     ) -> anyhow::Result<()> {
         if let Some(why) = self.broken() {
             anyhow::bail!("{why}");
         }
         let mut f = file.lock().unwrap_or_else(|p| p.into_inner());
-        let written = append::encode(rows).and_then(|bytes| f.append_pair(pair, &bytes));
+        let written = append::encode(rows).and_then(|bytes| {
+            if sync {
+                f.append_pair(pair, &bytes)
+            } else {
+                f.append_pair_unsynced(pair, &bytes)
+            }
+        });
         if let Err(e) = written {
             let why = format!(
                 "cannot write {}: {e}. Rows already written are intact (a row cut by the failure was taken back). Free disk space or make --out writable, then re-run with the same --out to resume",
@@ -388,17 +436,21 @@ impl RunOutput {
         rec.extend(answer_columns::cells(r.answer.as_ref()));
         rec.push(r.trial.to_string());
         let pair = (r.instance_id.clone(), r.variant.clone(), r.trial);
-        // A row without calls (e.g. the server did not start) still replaces the calls
-        // an earlier, unfinished attempt left.
-        let forgot = self
-            .calls
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .forget(&pair);
-        if let Err(e) = forgot {
-            tracing::warn!("cannot drop the calls of an earlier attempt of {pair:?}: {e}");
+        {
+            let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+            // A row without calls (e.g. the server did not start) still replaces the
+            // calls an earlier, unfinished attempt left.
+            if let Err(e) = calls.forget(&pair) {
+                tracing::warn!(
+                    "cannot move the calls of an earlier attempt of {pair:?} aside: {e}"
+                );
+            }
+            // The pair's calls reach the disk before the row that marks it finished.
+            if let Err(e) = calls.sync() {
+                tracing::warn!("cannot sync calls.csv: {e}");
+            }
         }
-        self.append(&self.instances, &pair, [rec])
+        self.append_with(&self.instances, &pair, [rec], true)
     }
 
     /// Writes `run.json`.

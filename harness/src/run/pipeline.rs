@@ -21,7 +21,7 @@ use crate::checkout::RepoCache;
 use crate::data::dataset::{Dataset, Instance, Locations};
 use crate::policy::agent::AgentStats;
 use crate::policy::agent_cmd;
-use crate::policy::{CallRecord, Driver, Task, Trial, secondary};
+use crate::policy::{CallRecord, Driver, RecordSink, Task, Trial, secondary};
 use crate::record::output::answer_columns::AnswerCounts;
 use crate::record::output::init_columns::InitParts;
 use crate::record::output::{
@@ -152,7 +152,8 @@ async fn run_variant(
     inst: &Instance,
     prep: &PreparedInstance,
     progress: &RunProgress,
-) -> (InstanceRow, Vec<CallRecord>) {
+    sink: RecordSink,
+) -> InstanceRow {
     let variant = rv.variant;
     let wall = Instant::now();
     let mut row = InstanceRow {
@@ -174,7 +175,7 @@ async fn run_variant(
             row.error = format!("server {} did not start: {e}", variant.binary());
             row.wall_ms = ms(wall);
             row.phases.start_ms = row.wall_ms;
-            return (row, Vec::new());
+            return row;
         }
     };
     row.index_ms = ms(wall);
@@ -202,7 +203,7 @@ async fn run_variant(
         answer,
         warnings,
         init_parts,
-    } = play(cfg, variant, session, &task).await;
+    } = play(cfg, variant, session, &task, sink).await;
     let policy_ms = ms(t_policy);
     let t_score = Instant::now();
     // A server that crashed, hung or broke the protocol fails the row, whatever the
@@ -234,7 +235,7 @@ async fn run_variant(
     row.pred_functions = pred.functions;
     row.phases.score_ms = ms(t_score);
     row.wall_ms = ms(wall);
-    (row, records)
+    row
 }
 
 /// What a policy made of one pair.
@@ -260,6 +261,7 @@ async fn play(
     variant: &'static dyn Variant,
     mut session: McpSession,
     task: &Task<'_>,
+    sink: RecordSink,
 ) -> Played {
     let settings = proxy::Settings {
         tokenizer: cfg.tokenizer,
@@ -272,6 +274,7 @@ async fn play(
             task,
             run_dir: &cfg.out,
             settings,
+            sink: Some(sink),
         };
         let done = agent_cmd::play(cmd, session, pair).await;
         return Played {
@@ -291,7 +294,8 @@ async fn play(
     );
     let mut warnings = Vec::new();
     let mut driver = Driver::new(&mut session, cfg.tokenizer)
-        .with_setup_timeout(settings.setup_tools, settings.index_timeout);
+        .with_setup_timeout(settings.setup_tools, settings.index_timeout)
+        .with_sink(Some(sink));
     let (result, agent) = match &cfg.policy {
         Policy::Agent(agent) => {
             let done = agent
@@ -414,10 +418,9 @@ async fn run_instance(
             continue;
         }
         progress.working(&label);
-        let (row, calls) = run_variant(&cfg, (rv, trial), &inst, &prep, &progress).await;
-        if let Err(e) = out.write_calls(&inst.instance_id, name, trial, &calls) {
-            tracing::error!("cannot write calls.csv: {e:#}");
-        }
+        // Each call reaches calls.csv as it is made, so a killed pair keeps them.
+        let sink = out.call_sink(&inst.instance_id, name, trial);
+        let row = run_variant(&cfg, (rv, trial), &inst, &prep, &progress, sink).await;
         if let Err(e) = out.write_instance(&row) {
             tracing::error!("cannot write instances.csv: {e:#}");
         }

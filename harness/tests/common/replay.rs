@@ -1,23 +1,21 @@
 //! What "a replay reproduces the run" compares (docs/answers-and-replay.md): every
 //! column of `instances.csv` and `calls.csv` except the timing columns — the columns
 //! whose name ends in `_ms` (the tools', the index's, the phases', the wall clock),
-//! but not `llm_ms`, which a replay takes from the cache as recorded, and
-//! `response_bytes` (see [`is_timing`]) — with rows in
-//! (instance, variant, trial, step) order, since `--jobs` lanes finish in any order. A
-//! file written before the `trial` column reads as trial 1, as navbench reads it.
+//! but not `llm_ms`, which a replay takes from the cache as recorded (see
+//! [`is_timing`]) — with rows in (instance, variant, trial, step) order, since
+//! `--jobs` lanes finish in any order. A file written before the `trial` column reads
+//! as trial 1, as navbench reads it.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::repo::read_csv;
 
-/// True for a column a replay need not reproduce: the timing columns, and
-/// `response_bytes`, the size of the servers' whole results, which include the
-/// indexing calls' own timings (`timings_ms` in structured content the model never
-/// reads), so a run's byte count moves by a digit from one run to the next. What the
-/// model read is compared all the same: `response_tokens` counts the text it was given.
+/// True for a column a replay need not reproduce: the timing columns. Everything
+/// else is compared, `response_bytes` included: the servers keep wall-clock values
+/// in their results' `_meta`, which the harness does not count.
 pub fn is_timing(column: &str) -> bool {
-    (column.ends_with("_ms") && column != "llm_ms") || column == "response_bytes"
+    column.ends_with("_ms") && column != "llm_ms"
 }
 
 /// The compared cells of a run CSV, one map per row, rows sorted.

@@ -83,7 +83,7 @@ control or code history
 - When in doubt between grep and this tool, ALWAYS choose this tool
 
 Arguments: query (1-1000 characters), top_k (1-50, default 10). Returns JSON {results: [{file, \
-content, score (0-1), lines ('45-78'), reason}], metadata: {workspace, totalResults}}; structuredContent's metadata adds lastIndexed and queryTimeMs.";
+content, score (0-1), lines ('45-78'), reason}], metadata: {workspace, totalResults}}; the result's _meta holds lastIndexed and queryTimeMs.";
 
 const INDEX_DESCRIPTION: &str = "\
 Index a repository so its code can be searched and questioned: a local directory (indexed in place) \

@@ -74,8 +74,19 @@ async fn workspace_retrieval_live_updates_and_implementation_scopes() {
             .as_str()
             .is_some_and(|w| w.ends_with("ws"))
     );
-    assert!(meta["lastIndexed"].is_string());
-    assert!(meta["queryTimeMs"].is_u64());
+    // Wall-clock values are in the result's `_meta`, never in its structured result
+    // or text, so the same search gives the same bytes.
+    assert!(meta.get("lastIndexed").is_none() && meta.get("queryTimeMs").is_none());
+    let r = call(
+        &client,
+        "codebase_retrieval",
+        json!({"query": "login password"}),
+    )
+    .await;
+    let times = &r.meta.as_ref().expect("_meta").0;
+    assert!(times["lastIndexed"].is_string(), "{times:?}");
+    assert!(times["queryTimeMs"].is_u64(), "{times:?}");
+    assert!(!text(&r).contains("queryTimeMs"));
     assert_eq!(
         meta["totalResults"].as_u64(),
         v["results"].as_array().map(|a| a.len() as u64)

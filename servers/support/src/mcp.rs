@@ -6,7 +6,11 @@
 //! `inputSchema` comes from the typed argument struct), so malformed arguments become
 //! a tool result with `isError: true` and a message the agent can act on, not a
 //! JSON-RPC error it never sees. A result carries the agent-facing text as a text
-//! content item and the same data as `structuredContent`.
+//! content item and the same data as `structuredContent`; wall-clock values (build
+//! and query times, `timings_ms`, when an index was made) go in the result's `_meta`
+//! ([`ToolOutput::with_meta`]), never in the text or the structured data, so the same
+//! call on the same tree gives the same bytes (a recorded agent run replays, and
+//! response sizes are reproducible).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -44,6 +48,8 @@ pub struct ToolOutput<T> {
     /// True when the call found nothing usable (e.g. every entity was unknown): the
     /// result is sent with `isError: true` while its text still helps (candidates).
     pub is_error: bool,
+    /// The result's `_meta`: values that differ between two identical calls (times).
+    pub meta: Option<JsonObject>,
 }
 
 impl<T> ToolOutput<T> {
@@ -53,6 +59,7 @@ impl<T> ToolOutput<T> {
             text,
             data,
             is_error: false,
+            meta: None,
         }
     }
 
@@ -62,7 +69,17 @@ impl<T> ToolOutput<T> {
             text,
             data,
             is_error: true,
+            meta: None,
         }
+    }
+
+    /// The output with `meta` (a JSON object; anything else is dropped) as the
+    /// result's `_meta`: where a tool puts its wall-clock values.
+    pub fn with_meta(mut self, meta: serde_json::Value) -> ToolOutput<T> {
+        if let serde_json::Value::Object(m) = meta {
+            self.meta = Some(m);
+        }
+        self
     }
 }
 
@@ -173,6 +190,7 @@ pub fn success_result<O: Serialize>(tool: &str, output: ToolOutput<O>) -> CallTo
                 CallToolResult::success(content)
             };
             result.structured_content = Some(value);
+            result.meta = output.meta.map(rmcp::model::MetaObject);
             result
         }
         Err(e) => error_result(format!("{tool} could not encode its result: {e}")),
@@ -283,5 +301,15 @@ mod tests {
         ));
         assert_eq!(failed.is_error, Some(true));
         assert_eq!(failed.structured_content, Some(serde_json::json!("x")));
+    }
+
+    #[test]
+    fn meta_goes_to_the_results_meta_not_its_content() {
+        let out = ToolOutput::ok("t".into(), 1u8).with_meta(serde_json::json!({"took_ms": 3.5}));
+        let result = success_result("x", out);
+        let wire = serde_json::to_value(&result).unwrap_or_default();
+        assert_eq!(wire["_meta"], serde_json::json!({"took_ms": 3.5}));
+        assert_eq!(wire["structuredContent"], serde_json::json!(1));
+        assert!(!wire["content"].to_string().contains("took_ms"));
     }
 }

@@ -1,6 +1,6 @@
 //! Where an indexing call's time went: [`InitTimings`], the parts of an `init`
 //! (fingerprint, parse, graph, text index, vectors, write) that a server's indexing
-//! tool reports in its structured result as `timings_ms`, and [`TimingsRecorder`],
+//! tool reports in its result's `_meta` as `timings_ms`, and [`TimingsRecorder`],
 //! which adds to them from any thread.
 //!
 //! The harness reads `timings_ms` from the result of a variant's indexing calls and

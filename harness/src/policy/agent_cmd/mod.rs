@@ -10,7 +10,8 @@
 //! 3. the pair's directory (`<out>/agent-cmd/<instance>__<variant>/`) receives the
 //!    prompt and the MCP configurations ([`files`]), and the command, the template
 //!    filled ([`template`]), runs there with a deadline ([`process`]);
-//! 4. the proxy stops, its records become the pair's `calls.csv` rows, and the
+//! 4. the proxy stops (each call reached `calls.csv` as it was made, through the
+//!    pair's [`RecordSink`]), and the
 //!    command's stdout is read: for a raw template, as the built-in agent's answer is
 //!    ([`crate::policy::agent::answer`]): locations one per line; none is
 //!    `answer_unparsed`. For a named command ([`named`]: `agents/cmd/NAME.toml`, an
@@ -48,7 +49,7 @@ pub use template::{AgentCommand, ReportFormat};
 
 use crate::data::dataset::Locations;
 use crate::policy::agent::{AgentStats, answer};
-use crate::policy::{CallRecord, Task, Trial};
+use crate::policy::{CallRecord, RecordSink, Task, Trial};
 use crate::record::output::answer_columns::AnswerCounts;
 use crate::session::mcp_client::McpSession;
 use crate::session::proxy::{self, Proxy};
@@ -63,6 +64,8 @@ pub struct Pair<'a> {
     /// The run's directory: the pair's files go under `agent-cmd/`.
     pub run_dir: &'a Path,
     pub settings: proxy::Settings,
+    /// Receives each call as the proxy makes it (the run's `calls.csv`).
+    pub sink: Option<RecordSink>,
 }
 
 /// What the command made of one pair.
@@ -84,7 +87,10 @@ pub struct Played {
 
 /// Plays one pair with the command (see the module doc).
 pub async fn play(cmd: &AgentCommand, session: McpSession, pair: Pair<'_>) -> Played {
-    let proxy = Proxy::new(pair.variant.name(), session, pair.settings);
+    let proxy = match pair.sink.clone() {
+        Some(sink) => Proxy::on_record(pair.variant.name(), session, pair.settings, sink),
+        None => Proxy::new(pair.variant.name(), session, pair.settings),
+    };
     let mut stats = None;
     let outcome = drive(cmd, &proxy, &pair, &mut stats).await;
     let (records, session) = match proxy.finish().await {

@@ -1,7 +1,8 @@
 //! The columns that split a row's `init_ms` into its parts ([`COLUMNS`]):
 //! fingerprint, parse, graph, text index, vectors, write — as the server's indexing
-//! calls report them in their structured result (`timings_ms`, see the servers'
-//! `navbench_server_support::timings`). A row whose server reports none (the text
+//! calls report them in their result's `_meta` (`timings_ms`, see the servers'
+//! `navbench_server_support::timings`; a declared server may report them in its
+//! structured result instead). A row whose server reports none (the text
 //! variant, a declared server that does not) leaves them empty.
 //!
 //! Parts a server runs concurrently each count their own wall time, so the parts can
@@ -32,7 +33,13 @@ impl InitParts {
     /// object of `{part}_ms` numbers; unknown keys are ignored, missing ones are 0);
     /// `None` when it reports none.
     pub fn from_result(structured: &Value) -> Option<InitParts> {
-        let t = structured.get("timings_ms")?.as_object()?;
+        InitParts::from_object(structured.as_object()?)
+    }
+
+    /// [`InitParts::from_result`] on a JSON object: a result's `_meta` or its
+    /// structured content.
+    pub fn from_object(object: &serde_json::Map<String, Value>) -> Option<InitParts> {
+        let t = object.get("timings_ms")?.as_object()?;
         let mut parts = [0.0; 6];
         for (slot, name) in parts.iter_mut().zip(PARTS) {
             *slot = t

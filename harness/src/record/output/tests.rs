@@ -1,4 +1,4 @@
-//! Tests of `instances.csv` / `calls.csv` writing, resume and summaries.
+//! Tests of [`super`]: rows round-trip, resumes, summaries, calls as they happen.
 
 use super::*;
 
@@ -84,6 +84,55 @@ fn old_run_json_still_reads() {
     std::fs::write(dir.path().join("run.json"), "not json").unwrap();
     let e = read_info(dir.path()).unwrap_err().to_string();
     assert!(e.contains("run.json"), "{e}");
+}
+
+fn call(step: usize) -> CallRecord {
+    CallRecord {
+        step,
+        tool: "grep".into(),
+        args: "{}".into(),
+        latency_ms: 1.0,
+        response_bytes: 10,
+        response_tokens: 2,
+        is_error: false,
+        error: String::new(),
+    }
+}
+
+#[test]
+fn calls_are_written_as_they_happen_and_a_cut_pairs_go_aside_on_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = metric_columns().len();
+    let calls_of = |file: &str| -> Vec<String> {
+        let text = std::fs::read_to_string(dir.path().join(file)).unwrap_or_default();
+        text.lines().skip(1).map(|l| l[..l.find(',').unwrap_or(0)].to_string()).collect()
+    };
+    {
+        let out = Arc::new(RunOutput::open(dir.path()).unwrap());
+        let sink = out.call_sink("i1", "text", Trial::FIRST);
+        sink(&call(1));
+        sink(&call(2));
+        // In the file at once, before any row of the pair.
+        assert_eq!(calls_of("calls.csv"), ["i1", "i1"]);
+        out.call_sink("i2", "text", Trial::FIRST)(&call(1));
+        out.write_instance(&row("i2", STATUS_OK, vec![1.0; n])).unwrap();
+        // i1 is "killed" here: its calls have no row.
+    }
+    let out = RunOutput::open(dir.path()).unwrap();
+    assert_eq!(calls_of("calls.csv"), ["i2"]);
+    assert_eq!(calls_of("calls-superseded.csv"), ["i1", "i1"]);
+    assert!(out.is_done("i2", "text", Trial::FIRST) && !out.is_done("i1", "text", Trial::FIRST));
+    // An error row's calls stay until the pair's next attempt writes.
+    out.append_call("i3", "text", Trial::FIRST, &call(1)).unwrap();
+    out.write_instance(&row("i3", STATUS_ERROR, vec![])).unwrap();
+    drop(out);
+    let out = RunOutput::open(dir.path()).unwrap();
+    assert_eq!(calls_of("calls.csv"), ["i2", "i3"]);
+    out.append_call("i3", "text", Trial::FIRST, &call(1)).unwrap();
+    out.write_instance(&row("i3", STATUS_OK, vec![1.0; n])).unwrap();
+    assert_eq!(calls_of("calls.csv"), ["i2", "i3"]);
+    assert_eq!(calls_of("calls-superseded.csv"), ["i1", "i1", "i3"]);
+    assert_eq!(calls_of("instances-superseded.csv"), ["i3"]);
 }
 
 #[test]

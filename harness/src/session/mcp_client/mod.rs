@@ -61,7 +61,7 @@ use std::time::Duration;
 
 pub(crate) use child::{Signal, own_process_group, signal_group};
 pub use launch::{ServerSpec, Transport, locate_server_binary};
-pub use outcome::CallOutcome;
+pub use outcome::{CallOutcome, content_json};
 pub(crate) use reap::{TOKEN_VAR, become_subreaper, new_token, sweep_async};
 pub use session::McpSession;
 

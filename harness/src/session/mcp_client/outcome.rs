@@ -21,13 +21,26 @@ pub struct CallOutcome {
     pub error: Option<String>,
     /// Time from sending the request to receiving the response (or giving up).
     pub latency: Duration,
-    /// Size of the result serialized as JSON (the `result` member of the response);
-    /// 0 when there was no result.
+    /// Size of the result serialized as JSON (the `result` member of the response)
+    /// without its `_meta` ([`content_json`]); 0 when there was no result.
     pub response_bytes: usize,
     /// The server's result as it came, when it answered with one.
     pub result: Option<CallToolResult>,
     /// The server's JSON-RPC error as it came, when it answered with one.
     pub rpc_error: Option<ErrorData>,
+}
+
+/// The result as JSON without its `_meta`: what a tool answered (content, structured
+/// content, error flag). `_meta` is protocol metadata a client does not hand to a
+/// model, and where navbench's servers put wall-clock values (build and query times),
+/// so leaving it out makes a result's size the same from one run to the next.
+pub fn content_json(result: &CallToolResult) -> String {
+    if result.meta.is_none() {
+        return serde_json::to_string(result).unwrap_or_default();
+    }
+    let mut bare = result.clone();
+    bare.meta = None;
+    serde_json::to_string(&bare).unwrap_or_default()
 }
 
 impl CallOutcome {
@@ -77,7 +90,7 @@ impl CallOutcome {
             is_error,
             error,
             latency,
-            response_bytes: serde_json::to_vec(&result).map_or(0, |v| v.len()),
+            response_bytes: content_json(&result).len(),
             text,
             result: Some(result),
             rpc_error: None,

@@ -55,8 +55,7 @@ use crate::variants::Variant;
 /// Claude Code).
 pub const SERVER_NAME: &str = "navbench";
 
-/// Receives each call's record as soon as the call is done.
-pub type RecordSink = Arc<dyn Fn(&CallRecord) + Send + Sync>;
+pub use crate::policy::RecordSink;
 
 /// The variant's server behind the proxy and the calls made on it so far.
 pub struct Upstream {
@@ -155,14 +154,13 @@ impl Proxy {
         let Some(up) = slot.as_mut() else {
             anyhow::bail!("the proxy's server is already shut down");
         };
-        let before = up.records.len();
         let settings = self.inner.settings;
         let mut driver = Driver::new(&mut up.session, settings.tokenizer)
-            .with_setup_timeout(settings.setup_tools, settings.index_timeout);
+            .with_setup_timeout(settings.setup_tools, settings.index_timeout)
+            .with_sink(self.inner.sink.clone());
         driver.records = std::mem::take(&mut up.records);
         let done = variant.setup(&mut driver, task).await;
         up.records = std::mem::take(&mut driver.records);
-        self.hand_on(&up.records[before..]);
         done
     }
 
@@ -182,16 +180,14 @@ impl Proxy {
         };
         let settings = self.inner.settings;
         let mut driver = Driver::new(&mut up.session, settings.tokenizer)
-            .with_setup_timeout(settings.setup_tools, settings.index_timeout);
+            .with_setup_timeout(settings.setup_tools, settings.index_timeout)
+            .with_sink(self.inner.sink.clone());
         driver.records = std::mem::take(&mut up.records);
         // A call without arguments goes on as `{}`: the same to every tool, and the
         // record then reads as the built-in agent's do.
         let args = Value::Object(args.unwrap_or_default());
         let out = driver.call(tool, args).await;
         up.records = std::mem::take(&mut driver.records);
-        if let Some(last) = up.records.last() {
-            self.hand_on(std::slice::from_ref(last));
-        }
         match (out.result, out.rpc_error) {
             (Some(result), _) => Ok(result),
             (None, Some(e)) => Err(e),
@@ -209,14 +205,6 @@ impl Proxy {
     /// `None` when they were taken already.
     pub async fn finish(&self) -> Option<Upstream> {
         self.inner.upstream.lock().await.take()
-    }
-
-    fn hand_on(&self, records: &[CallRecord]) {
-        if let Some(sink) = &self.inner.sink {
-            for r in records {
-                sink(r);
-            }
-        }
     }
 }
 

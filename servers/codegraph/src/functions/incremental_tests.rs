@@ -104,9 +104,7 @@ fn answers(tools: &FunctionTools, root: &str) -> (String, usize) {
         .expect("index_functions");
     let mut data = out.data.clone();
     let reused = data.reused_files;
-    data.build_ms = 0.0;
     data.reused_files = 0;
-    data.timings_ms = Default::default();
     let first_line = out.text.lines().next().unwrap_or("");
     let mut all = format!(
         "{data:?}\n{}\n",

@@ -9,7 +9,7 @@ use navbench_lang::family::Selection;
 use navbench_server_support::mcp::ToolOutput;
 use navbench_server_support::roots::AllowedRoots;
 use navbench_server_support::sandbox::Sandbox;
-use navbench_server_support::timings::{InitTimings, TimingsRecorder};
+use navbench_server_support::timings::TimingsRecorder;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -60,15 +60,9 @@ pub struct IndexFunctionsOutput {
     pub unparsable_files: usize,
     /// Documents indexed (one per function and per method).
     pub documents: usize,
-    /// Time to build the index, in milliseconds.
-    pub build_ms: f64,
     /// Files whose documents came from the per-file store (unchanged since a build
     /// of an earlier tree) instead of a parse.
     pub reused_files: usize,
-    /// Where the build's time went (fingerprint: walk, read and hash files; parse:
-    /// parse and tokenize, or load from the store; text: the BM25 statistics; write:
-    /// the store's new pack).
-    pub timings_ms: InitTimings,
 }
 
 /// One ranked document.
@@ -203,11 +197,15 @@ impl FunctionTools {
             undecodable_files: s.undecodable_files,
             unparsable_files: s.unparsable_files,
             documents: s.documents,
-            build_ms: index.build_ms(),
             reused_files: index.reused_files(),
-            timings_ms: timings.snapshot(),
         };
-        tracing::info!(root = %data.root, documents = data.documents, build_ms = format!("{:.0}", data.build_ms), "function index built");
+        // Times go in `_meta`: `build_ms` (the index build) and `timings_ms` (where it
+        // went: fingerprint — walk, read and hash files —, parse — parse and tokenize,
+        // or load from the store —, text — the BM25 statistics —, write — the
+        // store's new pack), so the structured result of one tree is one set of bytes.
+        let meta =
+            serde_json::json!({"build_ms": index.build_ms(), "timings_ms": timings.snapshot()});
+        tracing::info!(root = %data.root, documents = data.documents, build_ms = format!("{:.0}", index.build_ms()), "function index built");
         let text = format!(
             "Indexed {} function/method documents from {} of {} source files under {} ({} test files left out by the '{}' rule, {} not UTF-8, {} not parsable).\nNext: search_functions(query=<issue text>).",
             data.documents,
@@ -223,7 +221,7 @@ impl FunctionTools {
             FunctionToolError::Build("internal state lock poisoned; restart the server".into())
         })?;
         *state = Some(Arc::new(index));
-        Ok(ToolOutput::ok(text, data))
+        Ok(ToolOutput::ok(text, data).with_meta(meta))
     }
 
     /// `search_functions`: the best documents for `query`.

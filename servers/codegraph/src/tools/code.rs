@@ -97,6 +97,7 @@ impl CodegraphTools {
         Ok(ToolOutput {
             text: text.trim().to_string(),
             is_error: none_found,
+            meta: None,
             data: GetCodeOutput { entities },
         })
     }

@@ -113,7 +113,6 @@ impl CodegraphTools {
             files: count(NodeKind::File),
             classes: count(NodeKind::Class),
             functions: count(NodeKind::Function),
-            build_ms: (started.elapsed().as_secs_f64() * 1e4).round() / 10.0,
             cache: cache.to_string(),
             fingerprint: entry.key.fingerprint.clone(),
             languages: crate::retrievers::graph_families(rg.graph())
@@ -128,11 +127,13 @@ impl CodegraphTools {
                 (Some(_), false) => "built",
             }
             .to_string(),
-            timings_ms: t.snapshot(),
             next_step: NEXT_STEP.to_string(),
         };
-        // The build time is structuredContent's `build_ms` only: the text an agent
-        // reads holds no wall-clock value, so a recorded agent run replays.
+        // The build time and its parts are in `_meta` only: neither the text an agent
+        // reads nor the structured result holds a wall-clock value, so a recorded
+        // agent run replays and the result's size is reproducible.
+        let build_ms = (started.elapsed().as_secs_f64() * 1e4).round() / 10.0;
+        let meta = serde_json::json!({"build_ms": build_ms, "timings_ms": t.snapshot()});
         let mut text = format!(
             "Initialized repository {}\ngraph: {} nodes, {} edges ({} directories, {} files, {} classes, {} functions); languages: {}\ncache: {} ({}); BM25 code index: {}\n",
             data.root,
@@ -163,8 +164,8 @@ impl CodegraphTools {
         })?;
         *guard = Some(Arc::new(repo));
         phases.mark("rest");
-        tracing::info!(root = %data.root, cache = %data.cache, ms = data.build_ms, phases = %phases, "repository initialized");
-        Ok(ToolOutput::ok(text, data))
+        tracing::info!(root = %data.root, cache = %data.cache, ms = build_ms, phases = %phases, "repository initialized");
+        Ok(ToolOutput::ok(text, data).with_meta(meta))
     }
 
     /// The graph and the BM25 content index of the tree at `root`, each loaded from

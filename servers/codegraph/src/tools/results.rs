@@ -7,7 +7,12 @@ use crate::search_code::SearchGroup;
 
 // Outputs
 
-/// Structured result of `init_repository`.
+/// Structured result of `init_repository`. Its times are in the result's `_meta`:
+/// `build_ms` (to build or load everything) and `timings_ms` (where that went:
+/// fingerprint — the cache key —, parse — reading files, or reusing earlier reads —,
+/// graph — assembling or loading it —, text — BM25 content, module and fuzzy
+/// indexes —, write — the graph cache; parts run concurrently count each their own
+/// time), so that the structured result of the same tree is the same bytes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct InitOutput {
     /// Canonical repository root.
@@ -24,8 +29,6 @@ pub struct InitOutput {
     pub classes: usize,
     /// Function (and method) nodes.
     pub functions: usize,
-    /// Time to build or load everything, in milliseconds.
-    pub build_ms: f64,
     /// `hit` (loaded from the cache), `miss` (built and cached), `forced` (rebuilt on request) or `corrupt` (a damaged cache file was rebuilt).
     pub cache: String,
     /// The tree's fingerprint (`git:<commit>` or `content:<hash>`, followed by
@@ -38,11 +41,6 @@ pub struct InitOutput {
     pub content_search: bool,
     /// The BM25 content index: `cached` (loaded), `built` or `unavailable`.
     pub content_index: String,
-    /// Where the time went: fingerprint (the cache key), parse (reading files, or
-    /// reusing earlier reads), graph (assembling or loading it), text (BM25 content,
-    /// module and fuzzy indexes), write (the graph cache). Parts run concurrently
-    /// count each their own time.
-    pub timings_ms: navbench_server_support::timings::InitTimings,
     /// What to do next.
     pub next_step: String,
 }

@@ -195,6 +195,7 @@ impl CodegraphTools {
         Ok(ToolOutput {
             text: text.trim().to_string(),
             is_error: roots.is_empty(),
+            meta: None,
             data,
         })
     }
@@ -255,6 +256,7 @@ impl CodegraphTools {
         Ok(ToolOutput {
             text: text.trim().to_string(),
             is_error: roots.is_empty(),
+            meta: None,
             data,
         })
     }

@@ -382,8 +382,6 @@ fn index_answer(
                 chunks_indexed: result.stats.chunks,
                 chunks_embedded: result.stats.embedded,
                 commit: result.commit.clone(),
-                elapsed_ms: result.stats.elapsed_ms,
-                timings_ms: result.timings,
                 message: format!(
                     "Indexed {} ({} files, {} chunks; {} embedded, {} from the cache). Search it with search_code(repo_id='{}').",
                     record.name,
@@ -399,7 +397,11 @@ fn index_answer(
                 out.message,
                 out.commit.as_deref().unwrap_or("-")
             );
-            Ok(ToolOutput::ok(text, out))
+            let meta = serde_json::json!({
+                "elapsed_ms": result.stats.elapsed_ms,
+                "timings_ms": result.timings,
+            });
+            Ok(ToolOutput::ok(text, out).with_meta(meta))
         }
         Ok(Err(message)) => Err(ToolError::NotReady(format!(
             "indexing {} failed: {message}. The repository is registered as {id} with status 'error'.",
@@ -415,8 +417,6 @@ fn index_answer(
                 chunks_indexed: 0,
                 chunks_embedded: 0,
                 commit: None,
-                elapsed_ms: 0,
-                timings_ms: InitTimings::default(),
                 message: format!(
                     "Indexing {} continues in the background (repo_id {id}). Call get_repository_info('{id}') until status is 'ready', then search_code.",
                     record.name
@@ -449,7 +449,6 @@ fn update_answer(
                 files_deleted: r.changes.deleted.len(),
                 chunks_embedded: r.stats.embedded,
                 total_chunks: r.stats.chunks,
-                elapsed_ms: r.stats.elapsed_ms,
                 message: if r.method == "full rebuild" {
                     format!(
                         "Rebuilt {} from scratch (its index could not be reused).",
@@ -480,7 +479,8 @@ fn update_answer(
                     text.push_str(&format!("\n{label}: {}", shown.join(", ")));
                 }
             }
-            Ok(ToolOutput::ok(text, out))
+            let meta = serde_json::json!({ "elapsed_ms": r.stats.elapsed_ms });
+            Ok(ToolOutput::ok(text, out).with_meta(meta))
         }
         Ok(Err(message)) => Err(ToolError::NotReady(format!(
             "updating {} failed: {message}",
@@ -500,7 +500,6 @@ fn update_answer(
                 files_deleted: 0,
                 chunks_embedded: 0,
                 total_chunks: record.chunks,
-                elapsed_ms: 0,
                 message: format!(
                     "The update of {} continues in the background; call get_repository_info('{id}') until status is 'ready'.",
                     record.name

@@ -22,7 +22,7 @@ fn summary(r: &RepoRecord) -> RepositorySummary {
         chunk_count: r.chunks,
         file_count: r.files,
         status: r.status,
-        indexed_at: r.last_indexed_at.clone(),
+        indexed: r.last_indexed_at.is_some(),
         error: r.error.clone(),
         workspace: r.workspace,
     }
@@ -31,11 +31,14 @@ fn summary(r: &RepoRecord) -> RepositorySummary {
 impl RetrievalTools {
     /// `list_repositories`.
     pub fn list_repositories(&self) -> Result<ToolOutput<ListRepositoriesOutput>, ToolError> {
-        let repositories: Vec<RepositorySummary> = lock(&self.shared.registry)
-            .list()
-            .into_iter()
-            .map(summary)
+        let registry = lock(&self.shared.registry);
+        let records = registry.list();
+        // When each was indexed is a wall-clock value: `_meta` only.
+        let indexed_at: serde_json::Map<String, serde_json::Value> = records
+            .iter()
+            .filter_map(|r| Some((r.id.clone(), r.last_indexed_at.clone()?.into())))
             .collect();
+        let repositories: Vec<RepositorySummary> = records.into_iter().map(summary).collect();
         let mut text = if repositories.is_empty() {
             "No repositories are indexed. Call index_repository with a local path or git URL."
                 .to_string()
@@ -63,7 +66,8 @@ impl RetrievalTools {
                 repositories,
                 count,
             },
-        ))
+        )
+        .with_meta(serde_json::json!({ "indexed_at": indexed_at })))
     }
 
     /// `get_repository_info`.
@@ -72,6 +76,11 @@ impl RetrievalTools {
         args: &RepoIdArgs,
     ) -> Result<ToolOutput<RepositoryInfoOutput>, ToolError> {
         let out = self.repository_info(&args.repo_id)?;
+        // When it was indexed is a wall-clock value: `_meta` only.
+        let indexed_at = self
+            .resolve(&out.repo_id)
+            .ok()
+            .and_then(|r| r.last_indexed_at);
         let mut text = format!(
             "{} ({})\nrepo_id: {}\nstatus: {}\nsource: {}{}\nlocal path: {}\nfiles: {}, chunks: {}\nindexed: {}\nlast commit: {}",
             out.name,
@@ -90,13 +99,9 @@ impl RetrievalTools {
             out.local_path,
             out.file_count,
             out.chunk_count,
-            // When is structuredContent's `indexed_at`: the text an agent reads holds
-            // no wall-clock value, so a recorded agent run replays.
-            if out.indexed_at.is_some() {
-                "yes"
-            } else {
-                "never"
-            },
+            // When is `_meta`'s `indexed_at`: neither the text nor the structured
+            // result holds a wall-clock value, so a recorded agent run replays.
+            if out.indexed { "yes" } else { "never" },
             out.last_commit.as_deref().unwrap_or("-"),
         );
         if let Some(e) = &out.error_message {
@@ -117,7 +122,7 @@ impl RetrievalTools {
                 ));
             }
         }
-        Ok(ToolOutput::ok(text, out))
+        Ok(ToolOutput::ok(text, out).with_meta(serde_json::json!({ "indexed_at": indexed_at })))
     }
 
     pub(super) fn repository_info(&self, repo_id: &str) -> Result<RepositoryInfoOutput, ToolError> {
@@ -141,7 +146,7 @@ impl RetrievalTools {
             chunk_count: r.chunks,
             file_count: r.files,
             status: r.status,
-            indexed_at: r.last_indexed_at.clone(),
+            indexed: r.last_indexed_at.is_some(),
             indexed_files: files.into_iter().take(MAX_LISTED_FILES).collect(),
             indexed_files_truncated: truncated,
             last_commit: r.last_indexed_commit.clone(),

@@ -109,16 +109,14 @@ impl CodeChunk {
     }
 }
 
-/// `codebase_retrieval` metadata.
+/// `codebase_retrieval` metadata. The wall-clock values (`lastIndexed`, when the index
+/// last changed, and `queryTimeMs`) are in the result's `_meta`, so that the same
+/// search on the same tree is the same bytes.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RetrievalMetadata {
     /// Workspace root path.
     pub workspace: String,
-    /// When the index last changed (ISO 8601), null if never.
-    pub last_indexed: Option<String>,
-    /// Search duration in milliseconds.
-    pub query_time_ms: u64,
     /// Number of results returned.
     pub total_results: usize,
 }
@@ -128,11 +126,15 @@ pub struct RetrievalMetadata {
 pub struct CodebaseRetrievalOutput {
     /// Results, best first.
     pub results: Vec<CodeChunk>,
-    /// Workspace and timing.
+    /// Workspace and result count.
     pub metadata: RetrievalMetadata,
 }
 
-/// Structured result of `index_repository`.
+/// Structured result of `index_repository` (and of the workspace's index call). Its
+/// times are in the result's `_meta`: `elapsed_ms` and `timings_ms` (where the
+/// indexing time went — fingerprint: the walk; parse: chunking; vectors: embedding
+/// cache and embedding; text: the BM25 index; write: the chunk store; zeros while
+/// indexing goes on).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct IndexRepositoryOutput {
     /// True when the repository is indexed and ready (false while still indexing).
@@ -151,13 +153,6 @@ pub struct IndexRepositoryOutput {
     pub chunks_embedded: usize,
     /// Indexed commit, for git sources and local checkouts.
     pub commit: Option<String>,
-    /// Indexing time in milliseconds.
-    pub elapsed_ms: u64,
-    /// Where the indexing time went (fingerprint: the walk; parse: chunking; vectors:
-    /// embedding cache and embedding; text: the BM25 index; write: the chunk store);
-    /// zeros while indexing goes on.
-    #[serde(default)]
-    pub timings_ms: navbench_server_support::timings::InitTimings,
     /// What happened and what to do next.
     pub message: String,
 }
@@ -181,8 +176,8 @@ pub struct RepositorySummary {
     pub file_count: usize,
     /// ready, indexing or error.
     pub status: RepoStatus,
-    /// When indexing last completed (ISO 8601).
-    pub indexed_at: Option<String>,
+    /// Whether indexing ever completed (when: `_meta.indexed_at`, by repo_id).
+    pub indexed: bool,
     /// Why it is in error.
     pub error: Option<String>,
     /// Whether this is the --workspace served by codebase_retrieval.
@@ -219,8 +214,8 @@ pub struct RepositoryInfoOutput {
     pub file_count: usize,
     /// ready, indexing or error.
     pub status: RepoStatus,
-    /// When indexing last completed (ISO 8601).
-    pub indexed_at: Option<String>,
+    /// Whether indexing ever completed (when: the result's `_meta.indexed_at`).
+    pub indexed: bool,
     /// Indexed files (at most 2000; see indexed_files_truncated).
     pub indexed_files: Vec<String>,
     /// Indexed files not listed.
@@ -280,9 +275,7 @@ pub struct UpdateRepositoryOutput {
     pub chunks_embedded: usize,
     /// Chunks in the index now.
     pub total_chunks: usize,
-    /// Update time in milliseconds.
-    pub elapsed_ms: u64,
-    /// What happened.
+    /// What happened (the update's time is the result's `_meta.elapsed_ms`).
     pub message: String,
 }
 

@@ -47,24 +47,20 @@ impl RetrievalTools {
         let output = CodebaseRetrievalOutput {
             metadata: RetrievalMetadata {
                 workspace: root.to_string_lossy().into_owned(),
-                last_indexed,
-                query_time_ms: started.elapsed().as_millis() as u64,
                 total_results: results.len(),
             },
             results,
         };
-        // The text an agent reads holds no wall-clock value (`lastIndexed`,
-        // `queryTimeMs` stay in structuredContent): the same search reads the same,
-        // so a recorded agent run replays.
-        let mut shown = serde_json::to_value(&output)
+        // Wall-clock values (`lastIndexed`, `queryTimeMs`) go in `_meta` only: the
+        // same search gives the same text and structured result, so a recorded agent
+        // run replays and the result's size is reproducible.
+        let meta = serde_json::json!({
+            "lastIndexed": last_indexed,
+            "queryTimeMs": started.elapsed().as_millis() as u64,
+        });
+        let text = serde_json::to_string_pretty(&output)
             .map_err(|e| ToolError::Invalid(format!("cannot encode the results: {e}")))?;
-        if let Some(meta) = shown.get_mut("metadata").and_then(|m| m.as_object_mut()) {
-            meta.remove("lastIndexed");
-            meta.remove("queryTimeMs");
-        }
-        let text = serde_json::to_string_pretty(&shown)
-            .map_err(|e| ToolError::Invalid(format!("cannot encode the results: {e}")))?;
-        Ok(ToolOutput::ok(text, output))
+        Ok(ToolOutput::ok(text, output).with_meta(meta))
     }
 
     /// The workspace's record once it is no longer indexing (waiting up to the

@@ -300,16 +300,18 @@ impl RetrievalTools {
             chunks_indexed: record.chunks,
             chunks_embedded: stats.embedded,
             commit: record.last_indexed_commit.clone(),
-            elapsed_ms: stats.elapsed_ms,
-            timings_ms: lock(&self.shared.workspace)
+            message: message.clone(),
+        };
+        // Times go in `_meta` only (see `IndexRepositoryOutput`).
+        let meta = serde_json::json!({
+            "elapsed_ms": stats.elapsed_ms,
+            "timings_ms": lock(&self.shared.workspace)
                 .as_ref()
                 .and_then(|w| w.timings)
                 .unwrap_or_default(),
-            message: message.clone(),
-        };
-        Ok(Some(ToolOutput::ok(
-            format!("{message}\nrepo_id: {id}"),
-            out,
-        )))
+        });
+        Ok(Some(
+            ToolOutput::ok(format!("{message}\nrepo_id: {id}"), out).with_meta(meta),
+        ))
     }
 }

@@ -236,6 +236,7 @@ impl GrepRender {
         }
         ToolOutput {
             is_error: false,
+            meta: None,
             text: self.text.trim_end_matches('\n').to_string(),
             data: GrepOutput {
                 matches: self.matches,

@@ -50,6 +50,7 @@ impl TextTools {
         }
         Ok(ToolOutput {
             is_error: false,
+            meta: None,
             text: text.trim_end_matches('\n').to_string(),
             data: ListFilesOutput {
                 files,

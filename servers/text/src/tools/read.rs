@@ -26,6 +26,7 @@ impl TextTools {
             }
             return Ok(ToolOutput {
                 is_error: false,
+                meta: None,
                 text: format!("[empty file: '{rel}' has 0 lines]"),
                 data: ReadFileOutput {
                     path: rel,
@@ -79,6 +80,7 @@ impl TextTools {
         }
         Ok(ToolOutput {
             is_error: false,
+            meta: None,
             text: text.trim_end_matches('\n').to_string(),
             data: ReadFileOutput {
                 path: rel,
