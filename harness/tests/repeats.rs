@@ -162,11 +162,12 @@ fn trials_are_sampled_recorded_replayed_and_reported() {
         }
     }
 
-    // The cache: an entry per instance × trial × turn, the later trials' marked, and
-    // trial 1's as a run without repeats writes it.
+    // The cache: an entry per instance × trial × turn (besides the pre-flight's), the
+    // later trials' marked, and trial 1's as a run without repeats writes it.
     let asked = ep.requests.lock().unwrap().len();
     assert_eq!(asked, 12);
-    let entries = cache_entries(&rec.join("llm-cache"));
+    let mut entries = cache_entries(&rec.join("llm-cache"));
+    entries.retain(|_, v| !endpoint::is_probe(&v["request"]));
     assert_eq!(entries.len(), 12);
     let mut by_trial: BTreeMap<Option<u64>, usize> = BTreeMap::new();
     for v in entries.values() {
