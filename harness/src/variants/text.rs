@@ -173,7 +173,10 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
         term_hits: &term_hits,
         top_term,
     };
-    let (func_scores, mod_scores) = rank_entities(task, &evidence, &file_scores, &to_read);
+    let mut index = driver.take_entities();
+    let (func_scores, mod_scores) =
+        rank_entities(task, &mut index, &evidence, &file_scores, &to_read);
+    driver.keep_entities(index);
 
     let take = |v: Vec<String>| v.into_iter().take(ANSWER_LEN).collect::<Vec<_>>();
     Ok(Locations {
@@ -309,6 +312,7 @@ struct Evidence<'e> {
 /// (functions, modules).
 fn rank_entities(
     task: &Task<'_>,
+    index: &mut EntityIndex,
     ev: &Evidence<'_>,
     file_scores: &Scores,
     to_read: &[String],
@@ -318,7 +322,6 @@ fn rank_entities(
         .map(|f| file_scores.get(f))
         .filter(|s| *s > 0.0)
         .unwrap_or(1.0);
-    let mut index = EntityIndex::default();
     let mut func_scores = Scores::default();
     let mut mod_scores = Scores::default();
     let file_weight: HashMap<&str, f64> = to_read

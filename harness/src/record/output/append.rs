@@ -96,6 +96,12 @@ impl AppendCsv {
         self.remove_rows(pair)
     }
 
+    /// Removes the rows of `pair` now, whether or not they were replaceable.
+    pub(crate) fn remove_pair(&mut self, pair: &Pair) -> std::io::Result<()> {
+        self.replaceable.remove(pair);
+        self.remove_rows(pair)
+    }
+
     /// Appends `rows` (already encoded whole lines) of `pair`, replacing the pair's
     /// replaceable rows first.
     pub(crate) fn append_pair(&mut self, pair: &Pair, rows: &[u8]) -> std::io::Result<()> {

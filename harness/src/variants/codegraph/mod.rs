@@ -253,6 +253,7 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
         .collect();
     let mut found = Found {
         k: task.knobs.clone(),
+        index: driver.take_entities(),
         ..Found::default()
     };
     let unresolved = search_terms(driver, task, &terms, &mut found).await;
@@ -261,7 +262,9 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
     add_frames(task, &ex, &mut found);
     expand(driver, task, &mut found).await;
     read_best(driver, &terms, &mut found).await;
-    Ok(answer(found, task))
+    let loc = answer(&mut found, task);
+    driver.keep_entities(found.index);
+    Ok(loc)
 }
 
 /// Step 3: `search_code` with the terms. Returns the terms no name lookup resolved.
@@ -669,7 +672,7 @@ fn split_code(text: &str) -> Vec<(String, &str)> {
 }
 
 /// Step 8: from entity and file scores to the three levels.
-fn answer(mut found: Found, task: &Task<'_>) -> Locations {
+fn answer(found: &mut Found, task: &Task<'_>) -> Locations {
     let file_of = |id: &str| id.split(':').next().unwrap_or(id).to_string();
     let (auxiliary, class_as_function) = (found.k.get(&AUXILIARY), found.k.get(&CLASS_AS_FUNCTION));
     let file_share = found.k.get(&FILE_SHARE);
