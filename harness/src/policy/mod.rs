@@ -224,31 +224,3 @@ pub struct Task<'a> {
 /// Test files by each language's conventions (`navbench_lang::family`): the
 /// policies drop or demote them, since a fix is rarely in a test.
 pub use navbench_lang::family::is_test_file;
-
-/// True for files outside the code a fix lands in: documentation, examples and
-/// benchmarks at the top of the tree (`doc/`, `docs/`, `example(s)/`, `benchmark(s)/`,
-/// `asv_bench/`). An agent reads them for usage, not as the place to change; the
-/// codegraph policy demotes them.
-pub fn is_auxiliary_file(path: &str) -> bool {
-    let top = path.split('/').next().unwrap_or(path);
-    path.contains('/')
-        && matches!(
-            top,
-            "doc" | "docs" | "example" | "examples" | "benchmark" | "benchmarks" | "asv_bench"
-        )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn auxiliary_files_are_top_level_docs_examples_and_benchmarks() {
-        assert!(is_auxiliary_file("doc/conf.py"));
-        assert!(is_auxiliary_file("examples/tutorial/flaskr/__init__.py"));
-        assert!(is_auxiliary_file("asv_bench/benchmarks/dataset_io.py"));
-        assert!(!is_auxiliary_file("xarray/core/dataset.py"));
-        assert!(!is_auxiliary_file("pkg/docs/render.py"));
-        assert!(!is_auxiliary_file("examples.py"));
-    }
-}

@@ -45,7 +45,7 @@ use crate::policy::entities::EntityIndex;
 use crate::policy::knobs::Knob;
 use crate::policy::languages::{Families, is_definition};
 use crate::policy::ranking::Scores;
-use crate::policy::terms::{self, Extracted};
+use crate::policy::terms::{self, Extracted, Term};
 use crate::policy::{Driver, Task, is_test_file};
 
 /// The `text` variant (see the module doc).
@@ -153,7 +153,9 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
     let (langs, files) = list_source_files(driver).await?;
     let n_files = files.len().max(1) as f64;
     let max_terms = task.knobs.count(&MAX_TERMS);
-    let (mut file_scores, term_hits) = grep_terms(driver, &ex, (&langs, n_files), max_terms).await;
+    let issue = task.instance.problem_statement.as_str();
+    let (mut file_scores, term_hits) =
+        grep_terms(driver, (&ex, issue), (&langs, n_files), max_terms).await;
     let top_term = term_hits.iter().map(|t| t.idf).fold(1.0_f64, f64::max);
     let test_factor = task.knobs.get(&TEST_FILE_FACTOR);
     adjust_file_scores(&mut file_scores, &ex, &files, (top_term, test_factor));
@@ -210,21 +212,49 @@ async fn list_source_files(driver: &mut Driver<'_>) -> anyhow::Result<(Families,
 
 /// Steps 2–3: greps the top terms and scores files by IDF-weighted hits; keeps each
 /// term's hits for the entity stage.
+/// The terms grepped for, with their patterns: the issue's identifiers as whole words;
+/// when it has fewer than [`FEW_TERMS`], its plain words too
+/// ([`terms::plain_words`]), case-insensitive inside identifiers (`redirect` finds
+/// `followRedirects`), at half a bare identifier's weight. A developer whose report
+/// names no code greps for what it talks about rather than for nothing.
+fn search_terms(ex: &Extracted, issue: &str, max_terms: usize) -> Vec<(Term, String)> {
+    let mut out: Vec<(Term, String)> = (ex.terms.iter().take(max_terms))
+        .map(|t| (t.clone(), format!(r"\b{}\b", regex::escape(&t.text))))
+        .collect();
+    if out.len() < FEW_TERMS {
+        let words = terms::plain_words(issue);
+        for w in words.into_iter().take(max_terms.saturating_sub(out.len())) {
+            let pattern = format!("(?i){}", regex::escape(&w));
+            let term = Term {
+                text: w,
+                weight: 0.3,
+                count: 1,
+            };
+            out.push((term, pattern));
+        }
+    }
+    out
+}
+
+/// Fewer identifiers than this and the plain words are searched too.
+const FEW_TERMS: usize = 3;
+
 async fn grep_terms(
     driver: &mut Driver<'_>,
-    ex: &Extracted,
+    (ex, issue): (&Extracted, &str),
     (langs, n_files): (&Families, f64),
     max_terms: usize,
 ) -> (Scores, Vec<TermHits>) {
     let glob = langs.glob();
     let mut file_scores = Scores::default();
     let mut term_hits: Vec<TermHits> = Vec::new();
-    for term in ex.terms.iter().take(max_terms) {
+    for (term, pattern) in search_terms(ex, issue, max_terms) {
+        let term = &term;
         let out = driver
             .call(
                 "grep",
                 json!({
-                    "pattern": format!(r"\b{}\b", regex::escape(&term.text)),
+                    "pattern": pattern,
                     "glob": glob,
                     "max_results": GREP_MAX,
                 }),
