@@ -17,7 +17,10 @@
 //!    and the universe of their source files (N).
 //! 2. Terms are extracted from the issue ([`crate::policy::terms`]); the top
 //!    [`MAX_TERMS`] are grepped one call each, as whole words (`\bterm\b`), in those
-//!    languages' files (`*.py` for a Python project).
+//!    languages' files (`*.py` for a Python project). An issue with fewer than
+//!    [`FEW_TERMS`] identifiers (a commit message such as "HTTP redirects use standard
+//!    URL resolution") has its plain words grepped too, case-insensitively
+//!    ([`terms::plain_words`]).
 //! 3. Files are ranked by IDF-weighted hits: for term t with document frequency df,
 //!    `idf = ln(1 + N / df)`; a file gains `weight(t) · idf · (1 + ln hits)`, plus
 //!    `2 · idf` more when a hit is t's definition (`def t`, `class t`, `func t`,
@@ -210,8 +213,6 @@ async fn list_source_files(driver: &mut Driver<'_>) -> anyhow::Result<(Families,
     Ok((langs, files))
 }
 
-/// Steps 2–3: greps the top terms and scores files by IDF-weighted hits; keeps each
-/// term's hits for the entity stage.
 /// The terms grepped for, with their patterns: the issue's identifiers as whole words;
 /// when it has fewer than [`FEW_TERMS`], its plain words too
 /// ([`terms::plain_words`]), case-insensitive inside identifiers (`redirect` finds
@@ -239,6 +240,8 @@ fn search_terms(ex: &Extracted, issue: &str, max_terms: usize) -> Vec<(Term, Str
 /// Fewer identifiers than this and the plain words are searched too.
 const FEW_TERMS: usize = 3;
 
+/// Steps 2–3: greps the top terms and scores files by IDF-weighted hits; keeps each
+/// term's hits for the entity stage.
 async fn grep_terms(
     driver: &mut Driver<'_>,
     (ex, issue): (&Extracted, &str),
