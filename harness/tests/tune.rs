@@ -1,7 +1,9 @@
 //! `navbench tune`: the real binary plays the text policy under every setting of its
 //! constants, on the real `navbench-text` server, over two repositories this test
 //! creates, and writes the leave-one-repository-out table. Also: a grid naming no
-//! knob is refused before any work.
+//! knob is refused before any work; a run killed part-way and run again into the same
+//! output ends with the same `scores.csv` as one never stopped, a finished one is not
+//! played again, and a rerun asking for another grid is refused.
 //!
 //! Needs every binary built (`cargo test --workspace` does it).
 
@@ -21,8 +23,12 @@ fn instance(id: &str, name: &str, commit: &str) -> String {
 }
 
 fn tune(work: &Path, repos: &Path, ds: &Path, extra: &[&str]) -> std::process::Output {
-    navbench()
-        .args(["tune", "--dataset"])
+    tune_command(work, repos, ds, extra).output().unwrap()
+}
+
+fn tune_command(work: &Path, repos: &Path, ds: &Path, extra: &[&str]) -> std::process::Command {
+    let mut cmd = navbench();
+    cmd.args(["tune", "--dataset"])
         .arg(ds)
         .arg("--repo-url")
         .arg(format!("{}/{{owner}}+{{name}}", repos.display()))
@@ -30,9 +36,26 @@ fn tune(work: &Path, repos: &Path, ds: &Path, extra: &[&str]) -> std::process::O
         .arg(work.join("cache"))
         .arg("--out")
         .arg(work.join("tune"))
-        .args(extra)
-        .output()
-        .unwrap()
+        .args(extra);
+    cmd
+}
+
+/// Two repositories (`acme/shop`, `acme/mall`) of the shop application, and a dataset
+/// of `per_repo` instances of each.
+fn two_repositories(work: &Path, per_repo: usize) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (src, commit) = make_repo();
+    let repos = work.join("repos");
+    let mut lines = Vec::new();
+    for name in ["shop", "mall"] {
+        let dst = repos.join(format!("acme+{name}"));
+        git2::Repository::clone(&src.path().to_string_lossy(), &dst).unwrap();
+        for i in 1..=per_repo {
+            lines.push(instance(&format!("acme__{name}-{i}"), name, &commit));
+        }
+    }
+    let ds = work.join("ds.jsonl");
+    std::fs::write(&ds, lines.join("\n") + "\n").unwrap();
+    (repos, ds)
 }
 
 #[test]
@@ -136,4 +159,106 @@ fn a_grid_naming_no_knob_is_refused_before_any_work() {
     assert!(stderr.contains("bm25: none"), "{stderr}");
     assert!(!work.path().join("tune").exists());
     assert!(!work.path().join("cache").exists());
+}
+
+#[test]
+fn a_run_killed_part_way_resumes_to_the_same_scores() {
+    let work = tempfile::tempdir().unwrap();
+    let (repos, ds) = two_repositories(work.path(), 3);
+    let args = ["--variants", "text,bm25"];
+    let dir = work.path().join("tune");
+
+    // The reference: one run, never stopped.
+    let out = tune(work.path(), &repos, &ds, &args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let whole = std::fs::read_to_string(dir.join("scores.csv")).unwrap();
+    let loo = std::fs::read_to_string(dir.join("loo.csv")).unwrap();
+    // 6 instances × (8 text settings + 1 bm25 setting), and a header.
+    assert_eq!(whole.lines().count(), 1 + 6 * 9, "{whole}");
+
+    // Run again: everything is recorded, nothing is played.
+    let out = tune(work.path(), &repos, &ds, &args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stderr.matches("recorded earlier").count(), 6, "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("scores.csv")).unwrap(),
+        whole
+    );
+    assert_eq!(std::fs::read_to_string(dir.join("loo.csv")).unwrap(), loo);
+
+    // What a kill leaves: some whole rows, part of a pair, and a torn last row.
+    let cut = whole
+        .lines()
+        .take(1 + 9 + 3)
+        .map(|l| format!("{l}\n"))
+        .collect::<String>();
+    std::fs::write(
+        dir.join("scores.csv"),
+        format!("{cut}text,acme__shop-2,acme/sh"),
+    )
+    .unwrap();
+    let out = tune(work.path(), &repos, &ds, &args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("removed a row cut off"), "{stderr}");
+    assert_eq!(stderr.matches("recorded earlier").count(), 1, "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("scores.csv")).unwrap(),
+        whole
+    );
+    assert_eq!(std::fs::read_to_string(dir.join("loo.csv")).unwrap(), loo);
+
+    // A real kill (SIGKILL) once the first rows are on disk, then a rerun.
+    std::fs::remove_dir_all(&dir).unwrap();
+    let mut child = tune_command(work.path(), &repos, &ds, &args)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let scores = dir.join("scores.csv");
+    loop {
+        let rows = std::fs::read_to_string(&scores).map_or(0, |t| t.lines().count());
+        if rows > 3 || child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    child.wait().unwrap();
+    let out = tune(work.path(), &repos, &ds, &args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&scores).unwrap(), whole);
+
+    // Another grid into the same output is refused, naming the difference.
+    let out = tune(
+        work.path(),
+        &repos,
+        &ds,
+        &["--variants", "text,bm25", "--grid", "max_terms=3"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("text's grid differs") && stderr.contains("only in this one: max_terms=3"),
+        "{stderr}"
+    );
+    // And so is another selection of the dataset.
+    let out = tune(
+        work.path(),
+        &repos,
+        &ds,
+        &["--variants", "text,bm25", "--limit", "2"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("the dataset differs"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&scores).unwrap(), whole);
 }

@@ -71,12 +71,16 @@ pub struct Driver<'a> {
     /// (`timings_ms` in `_meta`); `None` while no indexing call reported any.
     pub init_parts: Option<InitParts>,
     /// Results of earlier calls by (tool, arguments), when replaying is on
-    /// ([`Driver::with_memo`]).
-    memo: Option<HashMap<(String, String), CallOutcome>>,
+    /// ([`Driver::with_memo`]), with their response tokens (counted once).
+    memo: Option<HashMap<(String, String), (CallOutcome, usize)>>,
     /// The built-in agent's view of the checkout ([`Driver::set_view`]).
     view: Option<agent::roots::Roots>,
     /// Handed each record as it is made ([`Driver::with_sink`]).
     sink: Option<RecordSink>,
+    /// The checked-out tree's files as parsed so far ([`Driver::take_entities`]). The
+    /// tree does not change during a session, so a policy played many times on one
+    /// driver (`navbench tune`) parses each file once.
+    entities: entities::EntityIndex,
 }
 
 impl<'a> Driver<'a> {
@@ -91,6 +95,7 @@ impl<'a> Driver<'a> {
             memo: None,
             view: None,
             sink: None,
+            entities: entities::EntityIndex::default(),
         }
     }
 
@@ -107,6 +112,17 @@ impl<'a> Driver<'a> {
             sink(&record);
         }
         self.records.push(record);
+    }
+
+    /// The files parsed by earlier plays on this driver, for a policy to map lines to
+    /// ids with; hand it back with [`Driver::keep_entities`] so the next play reuses it.
+    pub fn take_entities(&mut self) -> entities::EntityIndex {
+        std::mem::take(&mut self.entities)
+    }
+
+    /// Keeps `index` (from [`Driver::take_entities`]) for the next play.
+    pub fn keep_entities(&mut self, index: entities::EntityIndex) {
+        self.entities = index;
     }
 
     /// Records every later call as the built-in agent sees it: arguments, error text,
@@ -147,14 +163,21 @@ impl<'a> Driver<'a> {
     pub async fn call_within(&mut self, tool: &str, args: Value, timeout: Duration) -> CallOutcome {
         let args_text = args.to_string();
         let key = (tool.to_string(), args_text.clone());
-        let out = match self.memo.as_ref().and_then(|m| m.get(&key)) {
-            Some(seen) => seen.clone(),
-            None => self.session.call_within(tool, args, timeout).await,
+        let (out, seen_tokens) = match self.memo.as_ref().and_then(|m| m.get(&key)) {
+            Some((seen, tokens)) => (seen.clone(), Some(*tokens)),
+            None => (self.session.call_within(tool, args, timeout).await, None),
+        };
+        // A replayed call's tokens were counted when it was first made; a view counts
+        // its own below.
+        let tokens = match (&self.view, seen_tokens) {
+            (Some(_), _) => 0,
+            (None, Some(t)) => t,
+            (None, None) => self.tokenizer.count(&out.text),
         };
         if let Some(memo) = self.memo.as_mut()
             && !out.is_error
         {
-            memo.entry(key).or_insert_with(|| out.clone());
+            memo.entry(key).or_insert_with(|| (out.clone(), tokens));
         }
         if self.setup.0.contains(&tool)
             && let Some(parts) = init_parts_of(&out)
@@ -168,7 +191,7 @@ impl<'a> Driver<'a> {
                 args: args_text,
                 latency_ms: out.latency.as_secs_f64() * 1000.0,
                 response_bytes: out.response_bytes,
-                response_tokens: self.tokenizer.count(&out.text),
+                response_tokens: tokens,
                 is_error: out.is_error,
                 error: out.error.clone().unwrap_or_default(),
             },
@@ -237,31 +260,3 @@ pub struct Task<'a> {
 /// Test files by each language's conventions (`navbench_lang::family`): the
 /// policies drop or demote them, since a fix is rarely in a test.
 pub use navbench_lang::family::is_test_file;
-
-/// True for files outside the code a fix lands in: documentation, examples and
-/// benchmarks at the top of the tree (`doc/`, `docs/`, `example(s)/`, `benchmark(s)/`,
-/// `asv_bench/`). An agent reads them for usage, not as the place to change; the
-/// codegraph policy demotes them.
-pub fn is_auxiliary_file(path: &str) -> bool {
-    let top = path.split('/').next().unwrap_or(path);
-    path.contains('/')
-        && matches!(
-            top,
-            "doc" | "docs" | "example" | "examples" | "benchmark" | "benchmarks" | "asv_bench"
-        )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn auxiliary_files_are_top_level_docs_examples_and_benchmarks() {
-        assert!(is_auxiliary_file("doc/conf.py"));
-        assert!(is_auxiliary_file("examples/tutorial/flaskr/__init__.py"));
-        assert!(is_auxiliary_file("asv_bench/benchmarks/dataset_io.py"));
-        assert!(!is_auxiliary_file("xarray/core/dataset.py"));
-        assert!(!is_auxiliary_file("pkg/docs/render.py"));
-        assert!(!is_auxiliary_file("examples.py"));
-    }
-}

@@ -19,6 +19,7 @@
 //! (`run::pipeline`, `navbench tune`), never to an agent's: an agent's ranking is what
 //! is measured.
 
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
 
@@ -48,6 +49,18 @@ pub fn is_secondary_file(root: &Path, path: &str) -> bool {
 /// `loc` with the entries of secondary files after the others at each level (see the
 /// module docs); `issue` is the issue text.
 pub fn source_first(loc: Locations, root: &Path, issue: &str) -> Locations {
+    source_first_cached(loc, root, issue, &mut HashMap::new())
+}
+
+/// [`source_first`] with the judgements of earlier answers on the same tree
+/// (`judged`: path → secondary), so a policy played many times on one tree
+/// (`navbench tune`) reads each file's head once.
+pub fn source_first_cached(
+    loc: Locations,
+    root: &Path,
+    issue: &str,
+    judged: &mut HashMap<String, bool>,
+) -> Locations {
     let mut files: Vec<&str> = loc.files.iter().map(String::as_str).collect();
     for id in loc.modules.iter().chain(&loc.functions) {
         let file = file_of(id);
@@ -55,7 +68,14 @@ pub fn source_first(loc: Locations, root: &Path, issue: &str) -> Locations {
             files.push(file);
         }
     }
-    let secondary: Vec<bool> = files.iter().map(|f| is_secondary_file(root, f)).collect();
+    let secondary: Vec<bool> = files
+        .iter()
+        .map(|f| {
+            *judged
+                .entry(f.to_string())
+                .or_insert_with(|| is_secondary_file(root, f))
+        })
+        .collect();
     let source_names: Vec<&str> = files
         .iter()
         .zip(&secondary)

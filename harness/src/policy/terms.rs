@@ -256,6 +256,7 @@ fn path_stem(p: &str) -> Option<&str> {
 
 /// Extracts paths, frames and ranked terms from `text`.
 pub fn extract(text: &str) -> Extracted {
+    let text = &without_trailers(text);
     let mut out = Extracted::default();
     // term -> (best weight, count, first position)
     let mut seen: HashMap<String, (f64, usize, usize)> = HashMap::new();
@@ -466,5 +467,124 @@ ZeroDivisionError: division by zero
         assert_eq!(a, extract(text));
         let t = texts(&a);
         assert_eq!(t, vec!["parse_config", "setup_logging"]);
+    }
+}
+
+/// `text` without commit trailers (`Co-authored-by: Name <mail>`, `Signed-off-by: …`):
+/// they name people, not code, and their e-mail domains would pass for dotted names.
+fn without_trailers(text: &str) -> String {
+    static TRAILER: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?m)^[ \t]*[A-Z][\w-]*-by:.*$").expect("valid regex"));
+    TRAILER.replace_all(text, "").into_owned()
+}
+
+/// The issue's plain words, for a search that found no identifier to look for: what a
+/// developer greps for when a report says only "redirects ignore single-slash
+/// locations". Lower-cased words of at least 5 letters, no stop word, trailers and
+/// e-mail addresses left out, an `-s`, `-ing` or `-ed` ending cut off when at least 4
+/// letters stay (`redirects` → `redirect`, `unboxing` → `unbox`); most frequent first,
+/// then in order of appearance.
+pub fn plain_words(text: &str) -> Vec<String> {
+    static WORD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[\w@.]+").expect("valid regex"));
+    let text = without_trailers(text);
+    let mut seen: Vec<(String, usize)> = Vec::new();
+    for m in WORD.find_iter(&text) {
+        let w = m.as_str().trim_matches('.');
+        if w.contains('@') || w.contains('.') || !w.chars().all(|c| c.is_ascii_alphabetic()) {
+            continue;
+        }
+        let lower = w.to_ascii_lowercase();
+        if lower.len() < 5 || is_stop(&lower) || COMMON.contains(&lower.as_str()) {
+            continue;
+        }
+        let stem = ["ing", "ed", "s"]
+            .iter()
+            .find_map(|end| lower.strip_suffix(end).filter(|r| r.len() >= 4))
+            .unwrap_or(&lower)
+            .to_string();
+        match seen.iter_mut().find(|(x, _)| *x == stem) {
+            Some(e) => e.1 += 1,
+            None => seen.push((stem, 1)),
+        }
+    }
+    let mut order: Vec<(usize, (String, usize))> = seen.into_iter().enumerate().collect();
+    order.sort_by(|a, b| b.1.1.cmp(&a.1.1).then(a.0.cmp(&b.0)));
+    order.into_iter().map(|(_, (w, _))| w).collect()
+}
+
+/// Frequent English words of issues and commit messages that name no code.
+const COMMON: &[&str] = &[
+    "about",
+    "after",
+    "again",
+    "allow",
+    "always",
+    "because",
+    "before",
+    "being",
+    "below",
+    "better",
+    "could",
+    "default",
+    "doesn",
+    "during",
+    "error",
+    "every",
+    "example",
+    "fixed",
+    "fixes",
+    "issue",
+    "looks",
+    "might",
+    "never",
+    "other",
+    "previously",
+    "properly",
+    "remove",
+    "should",
+    "since",
+    "still",
+    "their",
+    "there",
+    "these",
+    "thing",
+    "those",
+    "through",
+    "under",
+    "until",
+    "using",
+    "value",
+    "values",
+    "where",
+    "which",
+    "while",
+    "without",
+    "would",
+    "works",
+    "wrong",
+];
+
+#[cfg(test)]
+mod fallback_tests {
+    use super::*;
+
+    #[test]
+    fn plain_words_skip_trailers_mail_and_stop_words_and_cut_endings() {
+        let text = "Fix boxing and unboxing of annotated primitives\n\nPreviously the \
+                    operation did not honor an annotated primitive.\r\n\r\n---------\r\n\r\n\
+                    Co-authored-by: Jake Wharton <github@jakewharton.com>";
+        let w = plain_words(text);
+        assert_eq!(w[..3], ["annotat", "primitive", "boxing"], "{w:?}");
+        assert!(w.contains(&"unbox".to_string()), "{w:?}");
+        assert!(
+            !w.iter().any(|x| x.contains("wharton") || x == "previously"),
+            "{w:?}"
+        );
+        let ex = extract(text);
+        assert!(
+            ex.terms.iter().all(|t| !t.text.contains("wharton")),
+            "{:?}",
+            ex.terms
+        );
     }
 }

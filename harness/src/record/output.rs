@@ -16,7 +16,7 @@ use crate::score::metrics::{Level, column_names};
 
 pub mod agent_columns;
 pub mod answer_columns;
-mod append;
+pub(crate) mod append;
 pub mod init_columns;
 mod lock;
 

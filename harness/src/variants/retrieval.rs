@@ -369,7 +369,7 @@ pub async fn setup(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Result<(
 pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Result<Locations> {
     setup(driver, task).await?;
 
-    let mut index = EntityIndex::default();
+    let mut index = driver.take_entities();
     let mut fused = Scores::default();
     let mut files: Vec<(usize, String)> = Vec::new();
 
@@ -434,6 +434,7 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
     loc.files.truncate(ANSWER_LEN);
     loc.modules.truncate(ANSWER_LEN);
     loc.functions.truncate(ANSWER_LEN);
+    driver.keep_entities(index);
     Ok(loc)
 }
 

@@ -17,7 +17,10 @@
 //!    and the universe of their source files (N).
 //! 2. Terms are extracted from the issue ([`crate::policy::terms`]); the top
 //!    [`MAX_TERMS`] are grepped one call each, as whole words (`\bterm\b`), in those
-//!    languages' files (`*.py` for a Python project).
+//!    languages' files (`*.py` for a Python project). An issue with fewer than
+//!    [`FEW_TERMS`] identifiers (a commit message such as "HTTP redirects use standard
+//!    URL resolution") has its plain words grepped too, case-insensitively
+//!    ([`terms::plain_words`]).
 //! 3. Files are ranked by IDF-weighted hits: for term t with document frequency df,
 //!    `idf = ln(1 + N / df)`; a file gains `weight(t) · idf · (1 + ln hits)`, plus
 //!    `2 · idf` more when a hit is t's definition (`def t`, `class t`, `func t`,
@@ -45,7 +48,7 @@ use crate::policy::entities::EntityIndex;
 use crate::policy::knobs::Knob;
 use crate::policy::languages::{Families, is_definition};
 use crate::policy::ranking::Scores;
-use crate::policy::terms::{self, Extracted};
+use crate::policy::terms::{self, Extracted, Term};
 use crate::policy::{Driver, Task, is_test_file};
 
 /// The `text` variant (see the module doc).
@@ -153,7 +156,9 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
     let (langs, files) = list_source_files(driver).await?;
     let n_files = files.len().max(1) as f64;
     let max_terms = task.knobs.count(&MAX_TERMS);
-    let (mut file_scores, term_hits) = grep_terms(driver, &ex, (&langs, n_files), max_terms).await;
+    let issue = task.instance.problem_statement.as_str();
+    let (mut file_scores, term_hits) =
+        grep_terms(driver, (&ex, issue), (&langs, n_files), max_terms).await;
     let top_term = term_hits.iter().map(|t| t.idf).fold(1.0_f64, f64::max);
     let test_factor = task.knobs.get(&TEST_FILE_FACTOR);
     adjust_file_scores(&mut file_scores, &ex, &files, (top_term, test_factor));
@@ -173,7 +178,10 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
         term_hits: &term_hits,
         top_term,
     };
-    let (func_scores, mod_scores) = rank_entities(task, &evidence, &file_scores, &to_read);
+    let mut index = driver.take_entities();
+    let (func_scores, mod_scores) =
+        rank_entities(task, &mut index, &evidence, &file_scores, &to_read);
+    driver.keep_entities(index);
 
     let take = |v: Vec<String>| v.into_iter().take(ANSWER_LEN).collect::<Vec<_>>();
     Ok(Locations {
@@ -205,23 +213,51 @@ async fn list_source_files(driver: &mut Driver<'_>) -> anyhow::Result<(Families,
     Ok((langs, files))
 }
 
+/// The terms grepped for, with their patterns: the issue's identifiers as whole words;
+/// when it has fewer than [`FEW_TERMS`], its plain words too
+/// ([`terms::plain_words`]), case-insensitive inside identifiers (`redirect` finds
+/// `followRedirects`), at half a bare identifier's weight. A developer whose report
+/// names no code greps for what it talks about rather than for nothing.
+fn search_terms(ex: &Extracted, issue: &str, max_terms: usize) -> Vec<(Term, String)> {
+    let mut out: Vec<(Term, String)> = (ex.terms.iter().take(max_terms))
+        .map(|t| (t.clone(), format!(r"\b{}\b", regex::escape(&t.text))))
+        .collect();
+    if out.len() < FEW_TERMS {
+        let words = terms::plain_words(issue);
+        for w in words.into_iter().take(max_terms.saturating_sub(out.len())) {
+            let pattern = format!("(?i){}", regex::escape(&w));
+            let term = Term {
+                text: w,
+                weight: 0.3,
+                count: 1,
+            };
+            out.push((term, pattern));
+        }
+    }
+    out
+}
+
+/// Fewer identifiers than this and the plain words are searched too.
+const FEW_TERMS: usize = 3;
+
 /// Steps 2–3: greps the top terms and scores files by IDF-weighted hits; keeps each
 /// term's hits for the entity stage.
 async fn grep_terms(
     driver: &mut Driver<'_>,
-    ex: &Extracted,
+    (ex, issue): (&Extracted, &str),
     (langs, n_files): (&Families, f64),
     max_terms: usize,
 ) -> (Scores, Vec<TermHits>) {
     let glob = langs.glob();
     let mut file_scores = Scores::default();
     let mut term_hits: Vec<TermHits> = Vec::new();
-    for term in ex.terms.iter().take(max_terms) {
+    for (term, pattern) in search_terms(ex, issue, max_terms) {
+        let term = &term;
         let out = driver
             .call(
                 "grep",
                 json!({
-                    "pattern": format!(r"\b{}\b", regex::escape(&term.text)),
+                    "pattern": pattern,
                     "glob": glob,
                     "max_results": GREP_MAX,
                 }),
@@ -309,6 +345,7 @@ struct Evidence<'e> {
 /// (functions, modules).
 fn rank_entities(
     task: &Task<'_>,
+    index: &mut EntityIndex,
     ev: &Evidence<'_>,
     file_scores: &Scores,
     to_read: &[String],
@@ -318,7 +355,6 @@ fn rank_entities(
         .map(|f| file_scores.get(f))
         .filter(|s| *s > 0.0)
         .unwrap_or(1.0);
-    let mut index = EntityIndex::default();
     let mut func_scores = Scores::default();
     let mut mod_scores = Scores::default();
     let file_weight: HashMap<&str, f64> = to_read

@@ -107,6 +107,13 @@ impl AppendCsv {
         self.supersede(&HashSet::from([pair.clone()])).map(|_| ())
     }
 
+    /// Moves the rows of `pair` to the side file now, whether or not they were
+    /// replaceable.
+    pub(crate) fn remove_pair(&mut self, pair: &Pair) -> std::io::Result<()> {
+        self.replaceable.remove(pair);
+        self.supersede(&HashSet::from([pair.clone()])).map(|_| ())
+    }
+
     /// Appends `rows` (already encoded whole lines) of `pair`, replacing the pair's
     /// replaceable rows first, and syncs them.
     pub(crate) fn append_pair(&mut self, pair: &Pair, rows: &[u8]) -> std::io::Result<()> {

@@ -11,9 +11,15 @@
 //! the leave-one-repository-out table: tune on all repositories but one, score the
 //! one left out, for each in turn.
 //!
+//! Everything that depends on the tree alone is computed once per instance and shared
+//! by the settings: the server's answers (the memo), the files parsed to map lines to
+//! ids ([`Driver::take_entities`]), the response tokens counted, and which files are
+//! tests or derived code ([`secondary::source_first_cached`]).
+//!
 //! Data flow: dataset → [`crate::run::pipeline::prepare`] (mirror, gold, tree) → server
-//! session → settings × policy → [`loo::Scored`] rows → `scores.csv`, `settings.csv`,
-//! `loo.csv` and `tune.md` ([`table`]) in the output directory.
+//! session → settings × policy → [`loo::Scored`] rows, each appended to `scores.csv`
+//! as soon as it is scored ([`progress`]: a rerun into the same output resumes) →
+//! `settings.csv`, `loo.csv` and `tune.md` ([`table`]) in the output directory.
 //!
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {
@@ -29,8 +35,10 @@
 
 pub mod grid;
 pub mod loo;
+pub mod progress;
 pub mod table;
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -45,6 +53,7 @@ use crate::session::mcp_client::McpSession;
 use crate::variants::{self, ReadyVariant};
 use grid::{GridOverrides, Setting};
 use loo::Scored;
+use progress::{Manifest, ScoresFile, VariantGrid};
 
 /// What `navbench tune` was asked to do.
 #[derive(Debug, Clone)]
@@ -119,8 +128,6 @@ pub async fn tune(cfg: TuneConfig) -> anyhow::Result<Tables> {
     if let Some(n) = cfg.limit {
         ds.instances.truncate(n);
     }
-    let _lock = RunLock::acquire(&cfg.out)?;
-    variants::prepare_all(&mut ready, &cfg.cache);
     let mut scores: Vec<VariantScores> = ready
         .iter()
         .map(|rv| VariantScores {
@@ -130,6 +137,13 @@ pub async fn tune(cfg: TuneConfig) -> anyhow::Result<Tables> {
             failed: Vec::new(),
         })
         .collect();
+    let grids: Vec<VariantGrid> = (ready.iter().zip(&scores))
+        .map(|(rv, vs)| VariantGrid::new(&vs.name, rv.variant.knobs(), &vs.settings))
+        .collect();
+    let _lock = RunLock::acquire(&cfg.out)?;
+    Manifest::new(&ds.name, &ds.instances, grids.clone()).record_or_check(&cfg.out)?;
+    let mut file = ScoresFile::open(&cfg.out, &grids)?;
+    variants::prepare_all(&mut ready, &cfg.cache);
     let total = ds.instances.len();
     eprintln!(
         "navbench tune: {total} instance(s) of '{}' × {} → {}",
@@ -143,6 +157,16 @@ pub async fn tune(cfg: TuneConfig) -> anyhow::Result<Tables> {
         for inst in group {
             done += 1;
             let t = Instant::now();
+            let recorded: Vec<Option<Scored>> = (scores.iter())
+                .map(|vs| file.recorded(&inst.instance_id, &vs.name).cloned())
+                .collect();
+            if recorded.iter().all(Option::is_some) {
+                for (vs, r) in scores.iter_mut().zip(recorded) {
+                    vs.rows.extend(r);
+                }
+                eprintln!("[{done}/{total}] {}: recorded earlier", inst.instance_id);
+                continue;
+            }
             let reuse = trees.take(&inst.repo);
             let prep = match prepare(&cache, &inst, reuse.clone()).await {
                 Ok(p) if p.gold.functions.is_empty() => {
@@ -168,8 +192,11 @@ pub async fn tune(cfg: TuneConfig) -> anyhow::Result<Tables> {
                     continue;
                 }
             };
-            for (rv, vs) in ready.iter().zip(scores.iter_mut()) {
-                play_settings(&cfg, rv, &inst, &prep, vs).await;
+            for ((rv, vs), r) in ready.iter().zip(scores.iter_mut()).zip(recorded) {
+                match r {
+                    Some(r) => vs.rows.push(r),
+                    None => play_settings(&cfg, rv, (&inst, &prep), vs, &mut file).await?,
+                }
             }
             trees.offer(&inst.repo, &inst.instance_id);
             eprintln!(
@@ -198,16 +225,17 @@ async fn prepare(
         .unwrap_or_else(|join| Err(anyhow::anyhow!("preparation panicked: {join}")))
 }
 
-/// Starts `rv`'s server on the instance's tree, indexes it, and scores every setting.
-/// A server that does not start or index leaves the instance out of this variant's
-/// table, with the reason.
+/// Starts `rv`'s server on the instance's tree, indexes it, and scores every setting,
+/// appending each to `file`. A server that does not start or index leaves the instance
+/// out of this variant's table, with the reason. Fails only when `file` cannot be
+/// written (which would fail every later row too).
 async fn play_settings(
     cfg: &TuneConfig,
     rv: &ReadyVariant,
-    inst: &Instance,
-    prep: &PreparedInstance,
+    (inst, prep): (&Instance, &PreparedInstance),
     vs: &mut VariantScores,
-) {
+    file: &mut ScoresFile,
+) -> anyhow::Result<()> {
     let variant = rv.variant;
     let spec = variant.server_spec(rv.binary.clone(), &prep.workdir, &cfg.cache, &rv.prepared);
     let mut session = match McpSession::start(&spec, cfg.call_timeout).await {
@@ -216,7 +244,7 @@ async fn play_settings(
             let why = format!("server {} did not start: {e:#}", variant.binary());
             eprintln!("  {} × {}: left out: {why}", inst.instance_id, vs.name);
             vs.failed.push((inst.instance_id.clone(), why));
-            return;
+            return Ok(());
         }
     };
     let defaults = crate::policy::knobs::Knobs::default();
@@ -240,6 +268,8 @@ async fn play_settings(
             .with_setup_timeout(variant.setup_tools(), cfg.index_timeout)
             .with_memo();
         let mut by_setting = Vec::with_capacity(vs.settings.len());
+        let mut judged = HashMap::new();
+        let mut written = Ok(());
         for setting in &vs.settings {
             let task = Task {
                 knobs: &setting.knobs,
@@ -251,20 +281,30 @@ async fn play_settings(
             let pred = variant
                 .localize(&mut driver, &task)
                 .await
-                .map(|loc| secondary::source_first(loc, task.workdir, issue))
+                .map(|loc| secondary::source_first_cached(loc, task.workdir, issue, &mut judged))
                 .unwrap_or_else(|_| Locations::default());
             driver.records.clear();
-            by_setting.push(loo::accs(&prep.gold, &pred));
+            let accs = loo::accs(&prep.gold, &pred);
+            written = file.append(&vs.name, inst, &setting.label, &accs);
+            if written.is_err() {
+                break;
+            }
+            by_setting.push(accs);
         }
         drop(driver);
         // A server that died part-way answered some settings with errors: not a score.
-        match session.failure() {
-            Some(why) => {
+        match (written, session.failure()) {
+            (Err(e), _) => {
+                session.shutdown().await;
+                return Err(e);
+            }
+            (Ok(()), Some(why)) => {
                 let why = format!("the server failed: {why}");
                 eprintln!("  {} × {}: left out: {why}", inst.instance_id, vs.name);
                 vs.failed.push((inst.instance_id.clone(), why));
+                file.discard(&inst.instance_id, &vs.name)?;
             }
-            None => vs.rows.push(Scored {
+            (Ok(()), None) => vs.rows.push(Scored {
                 instance: inst.instance_id.clone(),
                 repo: inst.repo.clone(),
                 by_setting,
@@ -275,4 +315,5 @@ async fn play_settings(
     if let Some(dir) = variant.per_tree_state(&prep.workdir, &cfg.cache) {
         pipeline::drop_tree_state(dir).await;
     }
+    Ok(())
 }

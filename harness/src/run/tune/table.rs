@@ -1,5 +1,5 @@
-//! What `navbench tune` writes: `scores.csv` (every instance under every setting),
-//! `settings.csv` (each setting's in-sample means), `loo.csv` (the
+//! What `navbench tune` writes at the end (`scores.csv`, every instance under every
+//! setting, is written as the run goes: [`super::progress`]): `settings.csv` (each setting's in-sample means), `loo.csv` (the
 //! leave-one-repository-out table, fold by fold) and `tune.md` (the same for a
 //! reader: per variant the in-sample and held-out figures, the folds, and what each
 //! constant is worth). Accuracies are percentages with one decimal, as `report` has
@@ -12,14 +12,10 @@ use anyhow::Context;
 
 use super::VariantScores;
 use super::loo::{self, Accs, COLUMNS, Loo, Scored};
+use super::progress::pct;
 
-/// Writes the four files into `dir`; returns `tune.md`'s text.
+/// Writes the three tables into `dir`; returns `tune.md`'s text.
 pub fn write_all(dir: &Path, dataset: &str, variants: &[VariantScores]) -> anyhow::Result<String> {
-    let mut scores = writer(
-        dir,
-        "scores.csv",
-        &["variant", "instance_id", "repo", "setting"],
-    )?;
     let mut settings = writer(dir, "settings.csv", &["variant", "setting", "instances"])?;
     let mut folds = writer(
         dir,
@@ -38,26 +34,20 @@ pub fn write_all(dir: &Path, dataset: &str, variants: &[VariantScores]) -> anyho
     );
     for vs in variants {
         let n = vs.settings.len();
-        for r in &vs.rows {
-            for (s, accs) in vs.settings.iter().zip(&r.by_setting) {
-                let head = [&vs.name, &r.instance, &r.repo, &s.label];
-                record(&mut scores, &head.map(|x| x.to_string()), accs, None)?;
-            }
-        }
         let all: Vec<&Scored> = vs.rows.iter().collect();
         for (i, s) in vs.settings.iter().enumerate() {
             let m = loo::means(&all, i);
             let head = [vs.name.clone(), s.label.clone(), all.len().to_string()];
-            record(&mut settings, &head, &m, Some(loo::objective(&m)))?;
+            record(&mut settings, &head, &m, loo::objective(&m))?;
         }
         let table = loo::leave_one_repository_out(&vs.rows, n);
         for (figure, repo, setting, count, m) in loo_rows(vs, &table) {
             let head = [vs.name.clone(), figure, repo, setting, count.to_string()];
-            record(&mut folds, &head, &m, Some(loo::objective(&m)))?;
+            record(&mut folds, &head, &m, loo::objective(&m))?;
         }
         variant_markdown(&mut md, vs, &table);
     }
-    for w in [&mut scores, &mut settings, &mut folds] {
+    for w in [&mut settings, &mut folds] {
         w.flush().context("cannot write the tuning tables")?;
     }
     let path = dir.join("tune.md");
@@ -65,16 +55,14 @@ pub fn write_all(dir: &Path, dataset: &str, variants: &[VariantScores]) -> anyho
     Ok(md)
 }
 
-/// A CSV writer for `dir/name` with `head` and the accuracy columns (and objective).
+/// A CSV writer for `dir/name` with `head`, the accuracy columns and the objective.
 fn writer(dir: &Path, name: &str, head: &[&str]) -> anyhow::Result<csv::Writer<std::fs::File>> {
     let path = dir.join(name);
     let mut w = csv::Writer::from_path(&path)
         .with_context(|| format!("cannot create {}; pass a writable --out", path.display()))?;
     let mut cols: Vec<&str> = head.to_vec();
     cols.extend(COLUMNS);
-    if name != "scores.csv" {
-        cols.push("objective");
-    }
+    cols.push("objective");
     w.write_record(&cols)?;
     Ok(w)
 }
@@ -83,20 +71,13 @@ fn record(
     w: &mut csv::Writer<std::fs::File>,
     head: &[String],
     accs: &Accs,
-    objective: Option<f64>,
+    objective: f64,
 ) -> anyhow::Result<()> {
     let mut row: Vec<String> = head.to_vec();
     row.extend(accs.iter().map(|a| a.map(pct).unwrap_or_default()));
-    if let Some(o) = objective {
-        row.push(pct(o));
-    }
+    row.push(pct(objective));
     w.write_record(&row)?;
     Ok(())
-}
-
-/// A fraction as a percentage with one decimal.
-fn pct(x: f64) -> String {
-    format!("{:.1}", x * 100.0)
 }
 
 /// `loo.csv`'s rows: (figure, repository, setting, instances, accuracies).
@@ -266,9 +247,9 @@ mod tests {
         };
         let dir = tempfile::tempdir().unwrap();
         let md = write_all(dir.path(), "ds", &[vs]).unwrap();
-        let scores = std::fs::read_to_string(dir.path().join("scores.csv")).unwrap();
-        assert_eq!(scores.lines().count(), 1 + 3 * 2, "{scores}");
-        assert!(scores.starts_with("variant,instance_id,repo,setting,file@1,"));
+        let settings = std::fs::read_to_string(dir.path().join("settings.csv")).unwrap();
+        assert_eq!(settings.lines().count(), 1 + 2, "{settings}");
+        assert!(settings.starts_with("variant,setting,instances,file@1,"));
         let loo = std::fs::read_to_string(dir.path().join("loo.csv")).unwrap();
         // Held out a, the others choose k=0 (which fails a); held out b or c, the
         // others tie and keep the defaults (which fail b and c): 0 of 3.

@@ -22,7 +22,8 @@
 //!    `weight(term) · specificity` ([`evidence::specificity`]: a name defined once
 //!    points at one place, one every class defines says little); a BM25 hit gains
 //!    [`TERM_BM25`] of that, decaying with its position. Terms the name lookup did not
-//!    resolve go to `search_entities` (fuzzy), whose close matches gain [`FUZZY`].
+//!    resolve go to `search_entities` (fuzzy), whose close matches (token-set ratio
+//!    at least [`FUZZY_MIN`]) gain [`FUZZY`].
 //! 4. `search_code` with the issue text itself (BM25 over code chunks, as LocAgent's
 //!    agents do with the problem statement): hits gain [`ISSUE_BM25`], decaying
 //!    with rank, and their files form a file ranking.
@@ -38,8 +39,15 @@
 //!    `1 + COVERAGE · share of the issue's terms its code uses`.
 //! 8. Functions rank by score; a class's methods roll up to the class, and entities
 //!    roll up to their files ([`evidence::roll_up`]: best entity fully, further ones
-//!    with decreasing weight), plus the issue-BM25 file ranking and files the issue
-//!    names. Test files are dropped: LocAgent's tools hide them too.
+//!    with decreasing weight), plus the issue-BM25 file ranking. Test files are
+//!    dropped: LocAgent's tools hide them too.
+//!
+//! Two rules were dropped because no setting of their constants changed any answer
+//! on dev, the mined tuning set or the polyglot set (`navbench tune`): a bonus for the
+//! files the issue names (step 3's name lookup already finds a named file) and a
+//! factor on documentation, examples and benchmarks (every policy's last step ranks
+//! tests and derived code last, `crate::policy::secondary`). The fuzzy threshold
+//! stays as a plain constant for the same reason: no value of it changed an answer.
 
 use serde_json::{Value, json};
 
@@ -54,7 +62,7 @@ use crate::policy::evidence::{self, roll_up, specificity};
 use crate::policy::knobs::{Knob, Knobs};
 use crate::policy::ranking::Scores;
 use crate::policy::terms::{self, Extracted, Term};
-use crate::policy::{Driver, Task, is_auxiliary_file, is_test_file};
+use crate::policy::{Driver, Task, is_test_file};
 
 /// The `codegraph` variant (see the module doc).
 pub struct Codegraph;
@@ -108,13 +116,9 @@ pub const TERM_BM25: Knob = Knob::weight(
 pub const JOINT_WEIGHT: Knob = Knob::weight("joint_weight", 0.6, "the joint term of search_code");
 /// Weight of a fuzzy match (token-set ratio ≥ [`FUZZY_MIN`]) of an unresolved term.
 pub const FUZZY: Knob = Knob::weight("fuzzy", 0.3, "a fuzzy entity match of an unresolved term");
-/// Lowest fuzzy score (0–100) taken.
-pub const FUZZY_MIN: Knob = Knob::listed(
-    "fuzzy_min",
-    90.0,
-    &[80.0, 95.0, 101.0],
-    "lowest fuzzy score (0-100) taken; 101 takes none",
-);
+/// Lowest fuzzy score (0–100) taken. Not tuned: 80, 90, 95 and 101 (none) answered
+/// alike on dev, the tuning set and the polyglot set; only [`FUZZY`]'s weight mattered.
+pub const FUZZY_MIN: f64 = 90.0;
 /// Weight of the top hit of the issue-text BM25 search.
 pub const ISSUE_BM25: Knob = Knob::weight(
     "issue_bm25",
@@ -123,8 +127,6 @@ pub const ISSUE_BM25: Knob = Knob::weight(
 );
 /// Weight of the deepest traceback frame in the repository.
 pub const FRAME: Knob = Knob::weight("frame", 2.0, "the deepest traceback frame");
-/// Weight of a file the issue names.
-pub const MENTIONED: Knob = Knob::weight("mentioned", 1.5, "a file the issue names");
 /// Entities whose dependencies are followed.
 pub const EXPAND: Knob = Knob::count("expand", 5, "entities whose dependencies are followed");
 /// Share of a linked candidate's score an entity gains.
@@ -161,13 +163,6 @@ pub const COVERAGE: Knob = Knob::weight(
     1.0,
     "how much the issue's terms in read code raise a score",
 );
-/// Score factor for documentation, examples and benchmarks
-/// ([`crate::policy::is_auxiliary_file`]).
-pub const AUXILIARY: Knob = Knob::weight(
-    "auxiliary",
-    0.3,
-    "factor on documentation, examples and benchmarks",
-);
 /// How much an entity's rank depends on its file's score (0: not at all).
 pub const FILE_SHARE: Knob = Knob::weight(
     "file_share",
@@ -183,16 +178,14 @@ pub const CLASS_AS_FUNCTION: Knob = Knob::weight(
 );
 
 /// Every tuned constant of the policy, for `navbench tune`.
-pub static KNOBS: [Knob; 20] = [
+pub static KNOBS: [Knob; 17] = [
     MAX_TERMS,
     CODE_TOP_K,
     TERM_BM25,
     JOINT_WEIGHT,
     FUZZY,
-    FUZZY_MIN,
     ISSUE_BM25,
     FRAME,
-    MENTIONED,
     EXPAND,
     LINK,
     NEIGHBOUR,
@@ -201,7 +194,6 @@ pub static KNOBS: [Knob; 20] = [
     IMPORTER_USE,
     READ,
     COVERAGE,
-    AUXILIARY,
     FILE_SHARE,
     CLASS_AS_FUNCTION,
 ];
@@ -253,6 +245,7 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
         .collect();
     let mut found = Found {
         k: task.knobs.clone(),
+        index: driver.take_entities(),
         ..Found::default()
     };
     let unresolved = search_terms(driver, task, &terms, &mut found).await;
@@ -261,7 +254,9 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
     add_frames(task, &ex, &mut found);
     expand(driver, task, &mut found).await;
     read_best(driver, &terms, &mut found).await;
-    Ok(answer(found, task))
+    let loc = answer(&mut found, task);
+    driver.keep_entities(found.index);
+    Ok(loc)
 }
 
 /// Step 3: `search_code` with the terms. Returns the terms no name lookup resolved.
@@ -345,7 +340,7 @@ async fn search_fuzzy(driver: &mut Driver<'_>, unresolved: &[Term], found: &mut 
         .as_ref()
         .and_then(|v| v.get("results"))
         .and_then(Value::as_array);
-    let (fuzzy, fuzzy_min) = (found.k.get(&FUZZY), found.k.get(&FUZZY_MIN));
+    let (fuzzy, fuzzy_min) = (found.k.get(&FUZZY), FUZZY_MIN);
     for (term, r) in unresolved.iter().zip(results.into_iter().flatten()) {
         let matches = r.get("matches").and_then(Value::as_array);
         for m in matches.into_iter().flatten() {
@@ -392,7 +387,7 @@ async fn search_issue(driver: &mut Driver<'_>, task: &Task<'_>, found: &mut Foun
     }
 }
 
-/// Step 5 (and the files the issue names): frames in repository files, deepest
+/// Step 5: frames in repository files, deepest
 /// first. A frame's function is found by its name in the file when it has one there
 /// (a frame's line is from the reporter's version of the file), else by its line;
 /// a file counts its strongest frame once.
@@ -417,14 +412,6 @@ fn add_frames(task: &Task<'_>, ex: &Extracted, found: &mut Found) {
     }
     for (file, s) in file_best {
         found.files.add(&file, s);
-    }
-    for p in &ex.paths {
-        if let Some(f) = evidence::resolve_path(task.workdir, p)
-            && !is_test_file(&f)
-        {
-            let mentioned = found.k.get(&MENTIONED);
-            found.files.add(&f, mentioned);
-        }
     }
 }
 
@@ -669,21 +656,14 @@ fn split_code(text: &str) -> Vec<(String, &str)> {
 }
 
 /// Step 8: from entity and file scores to the three levels.
-fn answer(mut found: Found, task: &Task<'_>) -> Locations {
+fn answer(found: &mut Found, task: &Task<'_>) -> Locations {
     let file_of = |id: &str| id.split(':').next().unwrap_or(id).to_string();
-    let (auxiliary, class_as_function) = (found.k.get(&AUXILIARY), found.k.get(&CLASS_AS_FUNCTION));
+    let class_as_function = found.k.get(&CLASS_AS_FUNCTION);
     let file_share = found.k.get(&FILE_SHARE);
-    let aux = |id: &str| {
-        if is_auxiliary_file(&file_of(id)) {
-            auxiliary
-        } else {
-            1.0
-        }
-    };
     let mut functions: Vec<(String, f64)> = Vec::new();
     let mut modules: Vec<(String, f64)> = Vec::new();
     for id in found.entities.ranked() {
-        let s = found.entities.get(&id) * aux(&id);
+        let s = found.entities.get(&id);
         let ids = match id.split_once(':') {
             Some((file, qual)) => found.index.answer_ids_of(task.workdir, file, qual),
             None => continue,
@@ -703,7 +683,7 @@ fn answer(mut found: Found, task: &Task<'_>) -> Locations {
     }
     let mut files = roll_up(&modules, |m| Some(file_of(m)));
     for f in found.files.ranked() {
-        files.add(&f, found.files.get(&f) * aux(&f));
+        files.add(&f, found.files.get(&f));
     }
     // An entity in a strong file outranks an equal one in a weak file.
     let best_file = files.ranked().first().map_or(1.0, |f| files.get(f));
