@@ -31,14 +31,17 @@ fn summary(r: &RepoRecord) -> RepositorySummary {
 impl RetrievalTools {
     /// `list_repositories`.
     pub fn list_repositories(&self) -> Result<ToolOutput<ListRepositoriesOutput>, ToolError> {
-        let registry = lock(&self.shared.registry);
-        let records = registry.list();
         // When each was indexed is a wall-clock value: `_meta` only.
-        let indexed_at: serde_json::Map<String, serde_json::Value> = records
-            .iter()
-            .filter_map(|r| Some((r.id.clone(), r.last_indexed_at.clone()?.into())))
-            .collect();
-        let repositories: Vec<RepositorySummary> = records.into_iter().map(summary).collect();
+        let (repositories, indexed_at) = {
+            let registry = lock(&self.shared.registry);
+            let records = registry.list();
+            let at: serde_json::Map<String, serde_json::Value> = records
+                .iter()
+                .filter_map(|r| Some((r.id.clone(), r.last_indexed_at.clone()?.into())))
+                .collect();
+            let summaries: Vec<RepositorySummary> = records.into_iter().map(summary).collect();
+            (summaries, at)
+        };
         let mut text = if repositories.is_empty() {
             "No repositories are indexed. Call index_repository with a local path or git URL."
                 .to_string()
