@@ -117,14 +117,9 @@ fn calls_are_written_as_they_happen_and_a_cut_pairs_go_aside_on_open() {
         sink(&call(2));
         // In the file at once, before any row of the pair.
         assert_eq!(calls_of("calls.csv"), ["i1", "i1"]);
-<<<<<<< HEAD
         out.call_sink("i2", "text", Trial::FIRST)(&call(1));
-        out.write_instance(&row("i2", STATUS_OK, vec![1.0; n])).unwrap();
-=======
-        out.call_sink("i2", "text")(&call(1));
         out.write_instance(&row("i2", STATUS_OK, vec![1.0; n]))
             .unwrap();
->>>>>>> h/records
         // i1 is "killed" here: its calls have no row.
     }
     let out = RunOutput::open(dir.path()).unwrap();
@@ -132,25 +127,17 @@ fn calls_are_written_as_they_happen_and_a_cut_pairs_go_aside_on_open() {
     assert_eq!(calls_of("calls-superseded.csv"), ["i1", "i1"]);
     assert!(out.is_done("i2", "text", Trial::FIRST) && !out.is_done("i1", "text", Trial::FIRST));
     // An error row's calls stay until the pair's next attempt writes.
-<<<<<<< HEAD
-    out.append_call("i3", "text", Trial::FIRST, &call(1)).unwrap();
-    out.write_instance(&row("i3", STATUS_ERROR, vec![])).unwrap();
-    drop(out);
-    let out = RunOutput::open(dir.path()).unwrap();
-    assert_eq!(calls_of("calls.csv"), ["i2", "i3"]);
-    out.append_call("i3", "text", Trial::FIRST, &call(1)).unwrap();
-    out.write_instance(&row("i3", STATUS_OK, vec![1.0; n])).unwrap();
-=======
-    out.append_call("i3", "text", &call(1)).unwrap();
+    out.append_call("i3", "text", Trial::FIRST, &call(1))
+        .unwrap();
     out.write_instance(&row("i3", STATUS_ERROR, vec![]))
         .unwrap();
     drop(out);
     let out = RunOutput::open(dir.path()).unwrap();
     assert_eq!(calls_of("calls.csv"), ["i2", "i3"]);
-    out.append_call("i3", "text", &call(1)).unwrap();
+    out.append_call("i3", "text", Trial::FIRST, &call(1))
+        .unwrap();
     out.write_instance(&row("i3", STATUS_OK, vec![1.0; n]))
         .unwrap();
->>>>>>> h/records
     assert_eq!(calls_of("calls.csv"), ["i2", "i3"]);
     assert_eq!(calls_of("calls-superseded.csv"), ["i1", "i1", "i3"]);
     assert_eq!(calls_of("instances-superseded.csv"), ["i3"]);

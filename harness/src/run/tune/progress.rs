@@ -25,8 +25,8 @@ use serde::{Deserialize, Serialize};
 use super::grid::Setting;
 use super::loo::{Accs, COLUMNS, Scored};
 use crate::data::dataset::Instance;
-use crate::policy::knobs::Knob;
 use crate::policy::Trial;
+use crate::policy::knobs::Knob;
 use crate::record::output::append::{AppendCsv, Pair, encode};
 
 /// The manifest's file name in the output directory.
