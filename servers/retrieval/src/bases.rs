@@ -177,7 +177,16 @@ mod tests {
         let m = Manifest {
             files: files
                 .iter()
-                .map(|f| (f.to_string(), crate::source::FileStamp { size: 0, mtime_ns: 0, hash: 0 }))
+                .map(|f| {
+                    (
+                        f.to_string(),
+                        crate::source::FileStamp {
+                            size: 0,
+                            mtime_ns: 0,
+                            hash: 0,
+                        },
+                    )
+                })
                 .collect(),
         };
         m.save(&manifest).unwrap();
@@ -199,7 +208,10 @@ mod tests {
         let (index, manifest) = (tmp.path().join("t/index"), tmp.path().join("t/m.json"));
         let key = bases.seed(&files, &index, &manifest).expect("seeded");
         assert!(index.join("tantivy/meta.json").is_file());
-        assert!(!index.join("tantivy/.tantivy-writer.lock").exists(), "no lock");
+        assert!(
+            !index.join("tantivy/.tantivy-writer.lock").exists(),
+            "no lock"
+        );
         assert_eq!(Manifest::load(&manifest).unwrap().files.len(), 3);
 
         // Publishing replaces that base; the other repository's stays.

@@ -22,14 +22,14 @@
 
 use serde::{Deserialize, Serialize};
 use tantivy::collector::{Collector, SegmentCollector};
-use tantivy::query::{BooleanQuery, Bm25StatisticsProvider, BoostQuery, Occur, Query, TermQuery};
+use tantivy::query::{Bm25StatisticsProvider, BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
     Field, IndexRecordOption, STORED, STRING, Schema, TEXT, TextFieldIndexing, TextOptions, Value,
 };
 use tantivy::tokenizer::MAX_TOKEN_LEN;
 use tantivy::{
-    DocAddress, DocId, DocSet, Index, Score, Searcher, SegmentOrdinal, SegmentReader,
-    TERMINATED, TantivyDocument, Term,
+    DocAddress, DocId, DocSet, Index, Score, Searcher, SegmentOrdinal, SegmentReader, TERMINATED,
+    TantivyDocument, Term,
 };
 
 use super::{IndexError, RepoIndex, code_tokens, splits_identifiers};
@@ -245,7 +245,11 @@ impl Collector for AllScores {
     type Fruit = Vec<(Score, DocAddress)>;
     type Child = SegmentScores;
 
-    fn for_segment(&self, ord: SegmentOrdinal, _: &SegmentReader) -> tantivy::Result<SegmentScores> {
+    fn for_segment(
+        &self,
+        ord: SegmentOrdinal,
+        _: &SegmentReader,
+    ) -> tantivy::Result<SegmentScores> {
         Ok(SegmentScores {
             ord,
             hits: Vec::new(),

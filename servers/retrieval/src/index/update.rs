@@ -17,7 +17,6 @@ use crate::chunk::Chunk;
 use crate::encoder::TextEncoder;
 
 impl RepoIndex {
-
     /// Re-chunks the given repository-relative paths (a path missing on disk, or no
     /// longer accepted by the filter, is removed; a missing directory removes every
     /// file under it), embeds only chunks not in the cache, updates BM25 and persists.
@@ -209,5 +208,4 @@ impl RepoIndex {
         self.chunks = chunks;
         Ok(())
     }
-
 }

@@ -35,40 +35,94 @@ fn commits() -> Vec<Vec<(&'static str, Option<String>)>> {
     let s = |t: &str| Some(t.to_string());
     vec![
         vec![
-            ("pkg/urls.py", Some(module("urls", "return self.items.get(key)"))),
-            ("pkg/cache.py", Some(module("cache", "return self.items[key]"))),
+            (
+                "pkg/urls.py",
+                Some(module("urls", "return self.items.get(key)")),
+            ),
+            (
+                "pkg/cache.py",
+                Some(module("cache", "return self.items[key]")),
+            ),
             ("pkg/session.py", Some(module("session", "return None"))),
-            ("pkg/dup_a.py", s("def same():\n    return 'duplicate body'\n")),
-            ("pkg/dup_b.py", s("def same():\n    return 'duplicate body'\n")),
-            ("docs/README.md", s("# Demo\n\nParses url strings and caches sessions.\n")),
-            ("go/server.go", s("package server\n\nfunc HandleHTTPRequest(w Writer) error {\n\treturn parseURLString(w)\n}\n")),
-            ("tests/test_urls.py", s("from pkg.urls import urls_parse\n\n\ndef test_parse():\n    assert urls_parse('a,b')\n")),
+            (
+                "pkg/dup_a.py",
+                s("def same():\n    return 'duplicate body'\n"),
+            ),
+            (
+                "pkg/dup_b.py",
+                s("def same():\n    return 'duplicate body'\n"),
+            ),
+            (
+                "docs/README.md",
+                s("# Demo\n\nParses url strings and caches sessions.\n"),
+            ),
+            (
+                "go/server.go",
+                s(
+                    "package server\n\nfunc HandleHTTPRequest(w Writer) error {\n\treturn parseURLString(w)\n}\n",
+                ),
+            ),
+            (
+                "tests/test_urls.py",
+                s(
+                    "from pkg.urls import urls_parse\n\n\ndef test_parse():\n    assert urls_parse('a,b')\n",
+                ),
+            ),
         ],
         // A file changed, one added, one removed.
         vec![
             ("pkg/urls.py", Some(module("urls", "raise KeyError(key)"))),
-            ("pkg/tokens.py", Some(module("tokens", "return self.items.pop(key)"))),
+            (
+                "pkg/tokens.py",
+                Some(module("tokens", "return self.items.pop(key)")),
+            ),
             ("pkg/dup_b.py", None),
         ],
         // A rename, a Go change, a new directory, a changed document.
         vec![
             ("pkg/cache.py", None),
-            ("pkg/caching.py", Some(module("cache", "return self.items[key]"))),
-            ("go/server.go", s("package server\n\nfunc HandleHTTPRequest(w Writer) error {\n\treturn nil\n}\n\nfunc parseURLString(w Writer) error {\n\treturn nil\n}\n")),
-            ("extra/net/retry.py", Some(module("retry", "return self.items.get(key, 3)"))),
-            ("docs/README.md", s("# Demo\n\nParses url strings, caches sessions and retries requests.\n")),
+            (
+                "pkg/caching.py",
+                Some(module("cache", "return self.items[key]")),
+            ),
+            (
+                "go/server.go",
+                s(
+                    "package server\n\nfunc HandleHTTPRequest(w Writer) error {\n\treturn nil\n}\n\nfunc parseURLString(w Writer) error {\n\treturn nil\n}\n",
+                ),
+            ),
+            (
+                "extra/net/retry.py",
+                Some(module("retry", "return self.items.get(key, 3)")),
+            ),
+            (
+                "docs/README.md",
+                s("# Demo\n\nParses url strings, caches sessions and retries requests.\n"),
+            ),
         ],
         // A directory removed, a file emptied, same-size edit.
         vec![
             ("extra/net/retry.py", None),
             ("pkg/session.py", s("")),
-            ("pkg/dup_a.py", s("def same():\n    return 'duplicate bodz'\n")),
+            (
+                "pkg/dup_a.py",
+                s("def same():\n    return 'duplicate bodz'\n"),
+            ),
         ],
         // Everything that went comes back; more files change.
         vec![
-            ("pkg/dup_b.py", s("def same():\n    return 'duplicate body'\n")),
-            ("pkg/session.py", Some(module("session", "return self.items.setdefault(key)"))),
-            ("pkg/urls.py", Some(module("urls", "return self.items.get(key)"))),
+            (
+                "pkg/dup_b.py",
+                s("def same():\n    return 'duplicate body'\n"),
+            ),
+            (
+                "pkg/session.py",
+                Some(module("session", "return self.items.setdefault(key)")),
+            ),
+            (
+                "pkg/urls.py",
+                Some(module("urls", "return self.items.get(key)")),
+            ),
         ],
     ]
 }
@@ -90,7 +144,9 @@ fn write_repo(dir: &Path) -> Vec<BTreeMap<String, String>> {
         let mut builder = git2::build::TreeUpdateBuilder::new();
         let base = match parent {
             Some(p) => repo.find_commit(p).unwrap().tree().unwrap(),
-            None => repo.find_tree(repo.treebuilder(None).unwrap().write().unwrap()).unwrap(),
+            None => repo
+                .find_tree(repo.treebuilder(None).unwrap().write().unwrap())
+                .unwrap(),
         };
         for (path, _) in base_paths(&repo, &base) {
             if !files.contains_key(&path) {
@@ -101,11 +157,23 @@ fn write_repo(dir: &Path) -> Vec<BTreeMap<String, String>> {
             let blob = repo.blob(text.as_bytes()).unwrap();
             builder.upsert(path, blob, git2::FileMode::Blob);
         }
-        let tree = repo.find_tree(builder.create_updated(&repo, &base).unwrap()).unwrap();
-        let parents: Vec<git2::Commit> = parent.map(|p| repo.find_commit(p).unwrap()).into_iter().collect();
+        let tree = repo
+            .find_tree(builder.create_updated(&repo, &base).unwrap())
+            .unwrap();
+        let parents: Vec<git2::Commit> = parent
+            .map(|p| repo.find_commit(p).unwrap())
+            .into_iter()
+            .collect();
         let refs: Vec<&git2::Commit> = parents.iter().collect();
         let oid = repo
-            .commit(Some("HEAD"), &sig, &sig, &format!("commit {n}"), &tree, &refs)
+            .commit(
+                Some("HEAD"),
+                &sig,
+                &sig,
+                &format!("commit {n}"),
+                &tree,
+                &refs,
+            )
             .unwrap();
         parent = Some(oid);
         trees.push(tree_files(&repo, &tree));
@@ -173,7 +241,12 @@ fn walk(root: &Path) -> Vec<String> {
             if p.is_dir() {
                 stack.push(p);
             } else {
-                out.push(p.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/"));
+                out.push(
+                    p.strip_prefix(root)
+                        .unwrap()
+                        .to_string_lossy()
+                        .replace('\\', "/"),
+                );
             }
         }
     }
@@ -202,7 +275,8 @@ fn answers(
         })
         .unwrap();
     assert!(indexed.data.success, "{}", indexed.text);
-    let mut out = vec![json!({"files": indexed.data.files_processed, "chunks": indexed.data.chunks_indexed})];
+    let mut out =
+        vec![json!({"files": indexed.data.files_processed, "chunks": indexed.data.chunks_indexed})];
     let queries = [
         "parse url text",
         "store get key value",
@@ -221,7 +295,12 @@ fn answers(
             Ok(o) => val(&o.data.results),
             Err(e) => json!(e.to_string()),
         });
-        for (filter, kind) in [(None, None), (Some("pkg/*.py"), None), (Some("go"), None), (None, Some("function"))] {
+        for (filter, kind) in [
+            (None, None),
+            (Some("pkg/*.py"), None),
+            (Some("go"), None),
+            (None, Some("function")),
+        ] {
             let args: SearchCodeArgs = serde_json::from_value(json!({
                 "repo_id": id, "query": q, "top_k": 6, "file_filter": filter, "chunk_type": kind,
             }))
@@ -232,7 +311,14 @@ fn answers(
             });
         }
     }
-    for name in ["urls_parse", "UrlsStore.get", "CacheStore", "same", "HandleHTTPRequest", "gone_name"] {
+    for name in [
+        "urls_parse",
+        "UrlsStore.get",
+        "CacheStore",
+        "same",
+        "HandleHTTPRequest",
+        "gone_name",
+    ] {
         for scope in ["minimal", "dependencies"] {
             let args: GetImplementationArgs =
                 serde_json::from_value(json!({"entity_name": name, "scope": scope})).unwrap();
@@ -260,8 +346,12 @@ fn cold_and_incremental_agree(encoder: Arc<dyn TextEncoder>) {
         let tree = tmp.path().join(format!("trees/instance-{n}"));
         fs::create_dir_all(tree.parent().unwrap()).unwrap();
         materialize(prev.as_deref(), &tree, files);
-        let (cold, cold_embedded) =
-            answers(encoder.clone(), &tree, &tmp.path().join(format!("cold-{n}")), None);
+        let (cold, cold_embedded) = answers(
+            encoder.clone(),
+            &tree,
+            &tmp.path().join(format!("cold-{n}")),
+            None,
+        );
         let (inc, inc_embedded) = answers(
             encoder.clone(),
             &tree,
