@@ -100,7 +100,8 @@ impl Variant for Retrieval {
     /// indexing, so it is measured as a tool call. Each tree gets its own data dir, so
     /// parallel instances never share a registry file; vectors and file chunks are
     /// shared across trees (a chunk is embedded, and a file chunked, once per cache,
-    /// whichever instance meets it first).
+    /// whichever instance meets it first), and so is the latest index of each
+    /// repository (`--index-bases`), from which the next tree's is made by difference.
     fn server_args(&self, workdir: &Path, cache: &Path) -> Vec<String> {
         let data = cache.join("retrieval");
         vec![
@@ -112,6 +113,8 @@ impl Variant for Retrieval {
             super::arg(&data.join("embeddings")),
             "--chunk-cache".to_string(),
             super::arg(&data.join("chunks")),
+            "--index-bases".to_string(),
+            super::arg(&data.join("bases")),
         ]
     }
     /// The tree's data dir (registry and index); the shared vectors and chunks stay.

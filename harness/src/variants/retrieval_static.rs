@@ -194,7 +194,7 @@ mod tests {
             };
             let dropped = v.per_tree_state(tree, cache).expect("per-tree state");
             assert_eq!(dropped, after("--data-dir"), "{}", v.name());
-            for shared in ["--embedding-cache", "--chunk-cache"] {
+            for shared in ["--embedding-cache", "--chunk-cache", "--index-bases"] {
                 assert!(
                     !after(shared).starts_with(&dropped),
                     "{}: {shared}",

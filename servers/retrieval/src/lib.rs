@@ -28,6 +28,8 @@
 //! - [`registry`]: the persisted list of repositories and their state
 //!   (`indexing` / `ready` / `error`), crash-safe.
 //! - [`source`]: local directories vs git URLs, git2 clones and diffs, file manifests.
+//! - [`bases`]: indexes of earlier trees (`--index-bases`), from which a new tree of
+//!   the same repository is indexed by difference.
 //! - [`rag`]: `query_code`'s OpenAI-compatible chat client and citation checking.
 //! - [`tools`]: every tool and resource as plain functions ([`tools::RetrievalTools`]),
 //!   split by concept (arguments, results with one [`tools::CodeChunk`] wire shape,
@@ -40,7 +42,9 @@
 //!
 //! Data flow: `--workspace DIR` or `index_repository` → [`registry`] record
 //! (`indexing`) → walk + [`chunk`] → [`model`] embeddings → [`index`] persisted under
-//! the data directory → record `ready`; file changes ([`live`]) or `update_repository`
+//! the data directory → record `ready` (a workspace with no index yet is first seeded
+//! from a [`bases`] entry, then brought up to date by difference, and published back
+//! once indexed); file changes ([`live`]) or `update_repository`
 //! (git diff / manifest) → [`index::RepoIndex::update_files`]; queries →
 //! [`index::RepoIndex::search`] → JSON results.
 //!
@@ -64,6 +68,7 @@
 //! # }
 //! ```
 
+pub mod bases;
 pub mod chunk;
 pub mod encoder;
 pub mod http;

@@ -76,6 +76,12 @@ struct ServeArgs {
     /// [default: <data-dir>/chunks].
     #[arg(long, value_name = "DIR")]
     chunk_cache: Option<PathBuf>,
+    /// Directory of indexes of earlier trees: a --workspace with no index of its own
+    /// starts from the index of the tree there that shares most of its files (its
+    /// repository's predecessor) and applies the difference, and its index, once
+    /// built, replaces that one [default: none; every new workspace is indexed whole].
+    #[arg(long, value_name = "DIR")]
+    index_bases: Option<PathBuf>,
     /// Tokens per chunk the MiniLM encoder reads (the rest is cut) [default: 256,
     /// MiniLM's max_seq_length]; 128 embeds about twice as fast. Ignored by static.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(8..=512))]
@@ -267,6 +273,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         EncoderKind::Static => load_static(&args)?,
     };
     let mut settings = Settings::new(data_dir.clone());
+    settings.index_bases = args.index_bases.clone();
     settings.allowed_roots = AllowedRoots::only(
         args.allow_roots
             .iter()

@@ -35,25 +35,28 @@
 //! (`search::vector_query`); BM25 always reads the whole query.
 //!
 //! [`RepoIndex::update_files`] re-chunks a set of files, embeds only chunks not in the
-//! cache, and updates tantivy by deleting and re-adding those files' documents.
+//! cache, and updates tantivy by deleting and re-adding those files' documents. BM25
+//! is scored with the live documents' exact statistics and equal scores are ordered
+//! by chunk, so an updated index ranks exactly as a cold build of the same tree
+//! ([`bm25`] says why tantivy's own statistics would not); the chunks keep the cold
+//! build's order (by path, then start line), so vector ties fall alike too.
+//!
+//! By concept: [`build`] (the cold build), [`update`] (updates, embedding, installing
+//! chunks and vectors), [`store`] (`chunks.json`, [`RepoIndex::open`]), [`bm25`] (the
+//! tantivy schema and scoring), [`search`] (the hybrid search), the caches
+//! ([`chunk_cache`], `embedding_cache`) and [`progress`].
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fs;
-use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
-use navbench_server_support::timings::{Part, TimingsRecorder};
-use navbench_server_support::walk::{FileGlob, WalkOptions, walk_files};
+use navbench_server_support::walk::FileGlob;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use tantivy::schema::{
-    Field, IndexRecordOption, STORED, STRING, Schema, TEXT, TextFieldIndexing, TextOptions,
-};
-use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, Term};
+use tantivy::{Index, IndexReader};
 
 use crate::chunk::{Chunk, ChunkKind, code_language, is_indexable};
-use crate::encoder::{EncoderKind, TextEncoder};
+use crate::encoder::EncoderKind;
 use crate::model::ModelError;
 
 /// A 1-based rank and the score behind it.
@@ -67,9 +70,6 @@ pub const RRF_K: f32 = 60.0;
 pub const STATIC_VECTOR_WEIGHT: f32 = 0.5;
 /// Files larger than this are not indexed (generated data, vendored bundles).
 pub const MAX_FILE_BYTES: u64 = 1_000_000;
-/// Version of the persisted store: 2 added the split-identifier BM25 fields (`code`,
-/// `code_name`); a store of another version is rebuilt.
-const STORE_VERSION: u32 = 2;
 /// Candidates taken from each ranking before fusion (at least).
 const MIN_CANDIDATES: usize = 100;
 /// Chunks embedded per call (progress is reported, and new vectors shared, between
@@ -238,86 +238,12 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> IndexError + '_ {
     }
 }
 
-/// The persisted `chunks.json`.
-#[derive(Serialize, Deserialize)]
-struct Store {
-    version: u32,
-    model_id: String,
-    dim: usize,
-    filter: FileFilter,
-    chunks: Vec<Chunk>,
-}
-
-/// BM25 document fields. A chunk's text and name go either to `body`/`name` (tantivy's
-/// default analyzer) or to `code`/`code_name` (the split-identifier analyzer,
-/// [`code_tokens`]), by [`splits_identifiers`].
-#[derive(Clone, Copy)]
-struct Fields {
-    id: Field,
-    file: Field,
-    body: Field,
-    name: Field,
-    code: Field,
-    code_name: Field,
-}
-
-fn schema() -> (Schema, Fields) {
-    let mut b = Schema::builder();
-    let id = b.add_text_field("id", STRING | STORED);
-    let file = b.add_text_field("file", STRING);
-    let body = b.add_text_field("body", TEXT);
-    let name = b.add_text_field("name", TEXT);
-    // Frequencies, no positions: the BM25 query is a bag of terms.
-    let split = TextOptions::default().set_indexing_options(
-        TextFieldIndexing::default()
-            .set_tokenizer(code_tokens::CODE_TOKENIZER)
-            .set_index_option(IndexRecordOption::WithFreqs),
-    );
-    let code = b.add_text_field("code", split.clone());
-    let code_name = b.add_text_field("code_name", split);
-    (
-        b.build(),
-        Fields {
-            id,
-            file,
-            body,
-            name,
-            code,
-            code_name,
-        },
-    )
-}
-
-/// Registers the split-identifier analyzer the `code` fields name; every opened or
-/// created index needs it before it is written or searched.
-fn register_tokenizers(index: &Index) {
-    index
-        .tokenizers()
-        .register(code_tokens::CODE_TOKENIZER, code_tokens::code_analyzer());
-}
-
 /// Whether a chunk's text is indexed with split identifiers: chunks of the languages
 /// other than Python ([`code_language`]). Python and text chunks keep tantivy's
 /// default analyzer, so the Python baselines measured with it stay as they were (see
 /// the [module docs](self)).
 pub fn splits_identifiers(c: &Chunk) -> bool {
     code_language(&c.file).is_some()
-}
-
-fn tantivy_doc(f: Fields, c: &Chunk) -> TantivyDocument {
-    let (body, name) = if splits_identifiers(c) {
-        (f.code, f.code_name)
-    } else {
-        (f.body, f.name)
-    };
-    let mut doc = TantivyDocument::default();
-    doc.add_text(f.id, &c.id);
-    doc.add_text(f.file, &c.file);
-    doc.add_text(body, format!("{}\n{}", c.file, c.content));
-    if let Some(n) = &c.name {
-        doc.add_text(name, n);
-    }
-    doc
 }
 
 /// A repository's persisted, searchable index (see the [module docs](self)).
@@ -334,6 +260,8 @@ pub struct RepoIndex {
     cache: EmbeddingCache,
     index: Index,
     reader: IndexReader,
+    /// Tokens per BM25 field over the live documents (see [`bm25`]).
+    bm25_totals: bm25::Bm25Totals,
     fields: Fields,
 }
 
@@ -369,402 +297,6 @@ fn chunk_files(root: &Path, rels: &[String]) -> Vec<(String, Vec<Chunk>)> {
 }
 
 impl RepoIndex {
-    /// Walks `root` (`.gitignore`-aware), chunks the files `filter` accepts, embeds
-    /// chunks not in the embedding cache of `dir`, builds the vector matrix and the BM25
-    /// index, and persists everything into `dir` (replacing an older index there).
-    pub fn build(
-        root: &Path,
-        filter: &FileFilter,
-        embedder: &dyn TextEncoder,
-        dir: &Path,
-    ) -> Result<(RepoIndex, IndexStats), IndexError> {
-        RepoIndex::build_timed(root, filter, embedder, dir, &TimingsRecorder::default())
-    }
-
-    /// [`RepoIndex::build`], adding each part's time to `timings` (fingerprint: the
-    /// walk; parse: chunking; vectors: the embedding cache and embedding; text: the
-    /// tantivy index; write: the chunk store).
-    pub fn build_timed(
-        root: &Path,
-        filter: &FileFilter,
-        embedder: &dyn TextEncoder,
-        dir: &Path,
-        timings: &TimingsRecorder,
-    ) -> Result<(RepoIndex, IndexStats), IndexError> {
-        let t0 = Instant::now();
-        let tracker = progress::Tracker::start(dir);
-        let progress = tracker.progress();
-        let compiled = filter.compile()?;
-        let files: Vec<String> = timings.time(Part::Fingerprint, || {
-            Ok::<_, IndexError>(
-                walk_files(root, &WalkOptions::default())?
-                    .into_iter()
-                    .map(|f| f.rel)
-                    .filter(|rel| compiled.accepts(rel))
-                    .collect(),
-            )
-        })?;
-        fs::create_dir_all(dir).map_err(io_err(dir))?;
-        progress.set_stage("chunking");
-        let per_file = timings.time(Part::Parse, || {
-            let per_file = chunk_files(root, &files);
-            chunk_cache::evict();
-            per_file
-        });
-        let n_files = per_file.len();
-        let chunks: Vec<Chunk> = per_file.into_iter().flat_map(|(_, c)| c).collect();
-        let started = Instant::now();
-        let mut cache = EmbeddingCache::load(
-            &EmbeddingCache::path(dir, embedder.model_id()),
-            embedder.dim(),
-        );
-        if let Some(shared) = EmbeddingCache::shared_dir(embedder) {
-            cache.add_shared(&shared);
-        }
-        timings.add(Part::Vectors, started.elapsed());
-        let started = Instant::now();
-        let tdir = dir.join("tantivy");
-        if tdir.exists() {
-            fs::remove_dir_all(&tdir).map_err(io_err(&tdir))?;
-        }
-        fs::create_dir_all(&tdir).map_err(io_err(&tdir))?;
-        let (schema, fields) = schema();
-        let index = Index::create_in_dir(&tdir, schema)?;
-        register_tokenizers(&index);
-        let reader = index
-            .reader_builder()
-            .reload_policy(ReloadPolicy::Manual)
-            .try_into()?;
-        let mut idx = RepoIndex {
-            dir: dir.to_path_buf(),
-            filter: filter.clone(),
-            compiled,
-            chunks: Vec::new(),
-            by_id: HashMap::new(),
-            dim: embedder.dim(),
-            vectors: Vec::new(),
-            model_id: embedder.model_id().to_string(),
-            cache,
-            index,
-            reader,
-            fields,
-        };
-        timings.add(Part::Text, started.elapsed());
-        let (embedded, reused) = timings.time(Part::Vectors, || {
-            idx.embed_missing(&chunks, embedder, Some(progress))
-        })?;
-        progress.set_stage("bm25");
-        let started = Instant::now();
-        {
-            let mut writer = idx
-                .index
-                .writer_with_num_threads::<TantivyDocument>(1, 50_000_000)?;
-            for c in &chunks {
-                writer.add_document(tantivy_doc(fields, c))?;
-            }
-            writer.commit()?;
-            writer.wait_merging_threads()?;
-        }
-        idx.reader.reload()?;
-        timings.add(Part::Text, started.elapsed());
-        progress.set_stage("saving");
-        timings.time(Part::Write, || {
-            idx.set_chunks(chunks)?;
-            idx.persist()
-        })?;
-        let stats = IndexStats {
-            files: n_files,
-            chunks: idx.chunks.len(),
-            embedded,
-            reused,
-            elapsed_ms: t0.elapsed().as_millis() as u64,
-        };
-        tracing::info!(dir = %dir.display(), ?stats, "index built");
-        Ok((idx, stats))
-    }
-
-    /// Reloads an index persisted by [`RepoIndex::build`]. A missing, corrupt or
-    /// inconsistent store, or one made with another model, is [`IndexError::Corrupt`]
-    /// (the caller rebuilds). Vectors missing from the embedding cache (a damaged one
-    /// was dropped on load) are computed again and the cache saved.
-    pub fn open(dir: &Path, embedder: &dyn TextEncoder) -> Result<RepoIndex, IndexError> {
-        let corrupt = |reason: String| IndexError::Corrupt {
-            dir: dir.to_path_buf(),
-            reason,
-        };
-        let path = dir.join("chunks.json");
-        let f = fs::File::open(&path).map_err(|e| corrupt(format!("{}: {e}", path.display())))?;
-        let store: Store = serde_json::from_reader(BufReader::new(f))
-            .map_err(|e| corrupt(format!("chunks.json: {e}")))?;
-        if store.version != STORE_VERSION {
-            return Err(corrupt(format!(
-                "store version {} (expected {STORE_VERSION})",
-                store.version
-            )));
-        }
-        let built_by = EncoderKind::of_model_id(&store.model_id);
-        if built_by != embedder.kind() {
-            return Err(IndexError::EncoderMismatch {
-                dir: dir.to_path_buf(),
-                store: built_by.name(),
-                wanted: embedder.kind().name(),
-            });
-        }
-        if store.model_id != embedder.model_id() || store.dim != embedder.dim() {
-            return Err(corrupt("it was built with another embedding model".into()));
-        }
-        let compiled = store.filter.compile()?;
-        let cache = EmbeddingCache::load(&EmbeddingCache::path(dir, &store.model_id), store.dim);
-        let tdir = dir.join("tantivy");
-        let index = Index::open_in_dir(&tdir).map_err(|e| corrupt(format!("tantivy: {e}")))?;
-        register_tokenizers(&index);
-        let (expected, _) = schema();
-        let sch = index.schema();
-        let field = |name: &str| {
-            sch.get_field(name)
-                .map_err(|_| corrupt(format!("tantivy field '{name}' missing")))
-        };
-        let fields = Fields {
-            id: field("id")?,
-            file: field("file")?,
-            body: field("body")?,
-            name: field("name")?,
-            code: field("code")?,
-            code_name: field("code_name")?,
-        };
-        if sch.num_fields() != expected.num_fields() {
-            return Err(corrupt("tantivy schema differs".into()));
-        }
-        let reader = index
-            .reader_builder()
-            .reload_policy(ReloadPolicy::Manual)
-            .try_into()?;
-        if reader.searcher().num_docs() as usize != store.chunks.len() {
-            return Err(corrupt("BM25 index and chunks disagree".into()));
-        }
-        let mut idx = RepoIndex {
-            dir: dir.to_path_buf(),
-            filter: store.filter,
-            compiled,
-            chunks: Vec::new(),
-            by_id: HashMap::new(),
-            dim: store.dim,
-            vectors: Vec::new(),
-            model_id: store.model_id,
-            cache,
-            index,
-            reader,
-            fields,
-        };
-        let missing = store
-            .chunks
-            .iter()
-            .filter(|c| !idx.cache.map.contains_key(&content_hash(&embed_text(c))))
-            .count();
-        if missing > 0 {
-            tracing::warn!(dir = %dir.display(), missing, "vectors missing from the embedding cache; computing them again");
-            idx.embed_missing(&store.chunks, embedder, None)?;
-        }
-        idx.set_chunks(store.chunks)
-            .map_err(|_| corrupt("embedding cache lacks vectors for some chunks".into()))?;
-        if missing > 0 {
-            idx.cache
-                .save(&EmbeddingCache::path(&idx.dir, &idx.model_id))?;
-        }
-        Ok(idx)
-    }
-
-    /// Re-chunks the given repository-relative paths (a path missing on disk, or no
-    /// longer accepted by the filter, is removed; a missing directory removes every
-    /// file under it), embeds only chunks not in the cache, updates BM25 and persists.
-    pub fn update_files(
-        &mut self,
-        root: &Path,
-        changed: &[String],
-        embedder: &dyn TextEncoder,
-    ) -> Result<IndexStats, IndexError> {
-        let t0 = Instant::now();
-        if embedder.model_id() != self.model_id {
-            return Err(IndexError::Corrupt {
-                dir: self.dir.clone(),
-                reason: "update with another embedding model than the index was built with".into(),
-            });
-        }
-        let changed: Vec<String> = changed
-            .iter()
-            .map(|p| p.trim_start_matches("./").trim_end_matches('/').to_string())
-            .filter(|p| !p.is_empty())
-            .collect();
-        // Files whose chunks go away: every changed path, and files under a changed
-        // path that is no longer a directory.
-        let mut remove: HashSet<String> = HashSet::new();
-        let mut to_chunk = Vec::new();
-        for p in &changed {
-            let abs = root.join(p);
-            if abs.is_dir() {
-                continue;
-            }
-            remove.insert(p.clone());
-            let prefix = format!("{p}/");
-            for c in &self.chunks {
-                if c.file.starts_with(&prefix) {
-                    remove.insert(c.file.clone());
-                }
-            }
-            if abs.is_file() && self.compiled.accepts(p) {
-                to_chunk.push(p.clone());
-            }
-        }
-        let fresh = chunk_files(root, &to_chunk);
-        let n_files = fresh.len();
-        let new_chunks: Vec<Chunk> = fresh.into_iter().flat_map(|(_, c)| c).collect();
-        let (embedded, reused) = self.embed_missing(&new_chunks, embedder, None)?;
-        {
-            let mut writer = self
-                .index
-                .writer_with_num_threads::<TantivyDocument>(1, 15_000_000)?;
-            for f in &remove {
-                writer.delete_term(Term::from_field_text(self.fields.file, f));
-            }
-            for c in &new_chunks {
-                writer.add_document(tantivy_doc(self.fields, c))?;
-            }
-            writer.commit()?;
-            writer.wait_merging_threads()?;
-        }
-        self.reader.reload()?;
-        let mut chunks: Vec<Chunk> = std::mem::take(&mut self.chunks)
-            .into_iter()
-            .filter(|c| !remove.contains(&c.file))
-            .collect();
-        chunks.extend(new_chunks);
-        chunks.sort_by(|a, b| (&a.file, a.start_line).cmp(&(&b.file, b.start_line)));
-        self.set_chunks(chunks)?;
-        self.persist()?;
-        Ok(IndexStats {
-            files: n_files,
-            chunks: self.chunks.len(),
-            embedded,
-            reused,
-            elapsed_ms: t0.elapsed().as_millis() as u64,
-        })
-    }
-
-    /// Embeds the chunks whose text is not cached, reporting to `progress`; returns
-    /// (embedded, reused).
-    fn embed_missing(
-        &mut self,
-        chunks: &[Chunk],
-        embedder: &dyn TextEncoder,
-        progress: Option<&progress::IndexProgress>,
-    ) -> Result<(usize, usize), IndexError> {
-        let mut todo: Vec<(u128, String)> = Vec::new();
-        let mut queued = HashSet::new();
-        let mut reused = 0;
-        for c in chunks {
-            let text = embed_text(c);
-            let h = content_hash(&text);
-            if self.cache.map.contains_key(&h) {
-                reused += 1;
-            } else if queued.insert(h) {
-                todo.push((h, text));
-            } else {
-                reused += 1;
-            }
-        }
-        let t0 = Instant::now();
-        let shared = EmbeddingCache::shared_dir(embedder);
-        if let Some(dir) = &shared {
-            // Another process may have embedded these since this index loaded.
-            self.cache.add_shared(dir);
-            let before = todo.len();
-            todo.retain(|(h, _)| !self.cache.map.contains_key(h));
-            reused += before - todo.len();
-        }
-        // Longest first, so texts of like lengths share a forward pass and little of it
-        // is padding (ties by hash: the grouping stays deterministic).
-        todo.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
-        let total = todo.len();
-        let own = progress::IndexProgress::default();
-        let progress = progress.unwrap_or(&own);
-        progress.set_total(total);
-        progress.set_stage("embedding");
-        for group in todo.chunks(embed_group(embedder.kind())) {
-            let texts: Vec<&str> = group.iter().map(|(_, t)| t.as_str()).collect();
-            let vectors = embedder.embed(&texts)?;
-            for ((h, _), v) in group.iter().zip(vectors) {
-                self.cache.map.insert(*h, v.into_boxed_slice());
-            }
-            // Share each group as it is done, so vectors survive an interrupted build.
-            if let Some(dir) = &shared {
-                let keys: Vec<u128> = group.iter().map(|(h, _)| *h).collect();
-                if let Err(e) = self.cache.write_pack(dir, &keys) {
-                    tracing::warn!(error = %e, "could not share the new vectors");
-                }
-            }
-            progress.add_done(group.len());
-            let s = progress.snapshot();
-            tracing::info!(
-                done = s.chunks_embedded,
-                total,
-                secs = t0.elapsed().as_secs_f32(),
-                rate = format!("{:.1}/s", s.chunks_per_sec),
-                eta_secs = s.eta_secs.map(|e| e.round()),
-                "embedding chunks"
-            );
-        }
-
-        Ok((total, reused))
-    }
-
-    /// Installs `chunks`, rebuilding the id map and the vector matrix from the cache.
-    fn set_chunks(&mut self, chunks: Vec<Chunk>) -> Result<(), IndexError> {
-        let mut vectors = Vec::with_capacity(chunks.len() * self.dim);
-        let mut keep = HashSet::with_capacity(chunks.len());
-        for c in &chunks {
-            let h = content_hash(&embed_text(c));
-            let v = self.cache.map.get(&h).ok_or_else(|| IndexError::Corrupt {
-                dir: self.dir.clone(),
-                reason: format!("no vector for chunk {}", c.id),
-            })?;
-            vectors.extend_from_slice(v);
-            keep.insert(h);
-        }
-        self.cache.prune(&keep);
-        self.by_id = chunks
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (c.id.clone(), i))
-            .collect();
-        self.vectors = vectors;
-        self.chunks = chunks;
-        Ok(())
-    }
-
-    fn persist(&self) -> Result<(), IndexError> {
-        self.cache
-            .save(&EmbeddingCache::path(&self.dir, &self.model_id))?;
-        let store = Store {
-            version: STORE_VERSION,
-            model_id: self.model_id.clone(),
-            dim: self.dim,
-            filter: self.filter.clone(),
-            chunks: self.chunks.clone(),
-        };
-        let path = self.dir.join("chunks.json");
-        let tmp = self.dir.join("chunks.json.tmp");
-        {
-            let f = fs::File::create(&tmp).map_err(io_err(&tmp))?;
-            let mut w = BufWriter::new(f);
-            serde_json::to_writer(&mut w, &store).map_err(|e| IndexError::Io {
-                path: tmp.clone(),
-                source: std::io::Error::other(e),
-            })?;
-            w.flush().map_err(io_err(&tmp))?;
-        }
-        fs::rename(&tmp, &path).map_err(io_err(&path))
-    }
-
     /// Every chunk, ordered by file then start line.
     pub fn chunks(&self) -> &[Chunk] {
         &self.chunks
@@ -799,13 +331,18 @@ impl RepoIndex {
     }
 }
 
+mod bm25;
+mod build;
 pub mod chunk_cache;
 pub mod code_tokens;
 mod embedding_cache;
 pub mod progress;
 mod search;
+mod store;
+mod update;
 
-use embedding_cache::{EmbeddingCache, content_hash, embed_text};
+use bm25::Fields;
+use embedding_cache::EmbeddingCache;
 pub use search::cosine_scores;
 
 #[cfg(test)]

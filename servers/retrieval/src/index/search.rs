@@ -5,10 +5,6 @@ use std::collections::HashMap;
 
 use navbench_server_support::walk::FileGlob;
 use rayon::prelude::*;
-use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
-use tantivy::schema::{Field, IndexRecordOption, Value};
-use tantivy::{Index, TantivyDocument, Term};
 
 use super::{
     Hit, IndexError, MIN_CANDIDATES, RRF_K, RankScore, RepoIndex, STATIC_VECTOR_WEIGHT,
@@ -116,66 +112,6 @@ impl RepoIndex {
         hits.truncate(opts.top_k);
         Ok(hits)
     }
-
-    /// BM25 top `limit` as (score, chunk index). The query is read by each field's
-    /// analyzer: tantivy's default one for `body`/`name` (Python and text chunks), the
-    /// split-identifier one for `code`/`code_name` (the other languages' chunks); a
-    /// name match counts twice.
-    pub(super) fn bm25(&self, query: &str, limit: usize) -> Result<Vec<(f32, usize)>, IndexError> {
-        let f = self.fields;
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for (body, name) in [(f.body, f.name), (f.code, f.code_name)] {
-            for t in query_terms(&self.index, body, query)? {
-                clauses.push((
-                    Occur::Should,
-                    Box::new(TermQuery::new(
-                        Term::from_field_text(body, &t),
-                        IndexRecordOption::WithFreqs,
-                    )),
-                ));
-                clauses.push((
-                    Occur::Should,
-                    Box::new(BoostQuery::new(
-                        Box::new(TermQuery::new(
-                            Term::from_field_text(name, &t),
-                            IndexRecordOption::WithFreqs,
-                        )),
-                        2.0,
-                    )),
-                ));
-            }
-        }
-        if clauses.is_empty() {
-            return Ok(Vec::new());
-        }
-        let query = BooleanQuery::new(clauses);
-        let searcher = self.reader.searcher();
-        let top = searcher.search(&query, &TopDocs::with_limit(limit).order_by_score())?;
-        let mut out = Vec::with_capacity(top.len());
-        for (score, addr) in top {
-            let doc: TantivyDocument = searcher.doc(addr)?;
-            if let Some(id) = doc.get_first(self.fields.id).and_then(|v| v.as_str())
-                && let Some(&i) = self.by_id.get(id)
-            {
-                out.push((score, i));
-            }
-        }
-        Ok(out)
-    }
-}
-
-/// The distinct terms `field`'s analyzer makes of `query`, in order.
-fn query_terms(index: &Index, field: Field, query: &str) -> Result<Vec<String>, IndexError> {
-    let mut analyzer = index.tokenizer_for_field(field)?;
-    let mut terms: Vec<String> = Vec::new();
-    let mut stream = analyzer.token_stream(query);
-    while stream.advance() {
-        let t = &stream.token().text;
-        if !terms.contains(t) {
-            terms.push(t.clone());
-        }
-    }
-    Ok(terms)
 }
 
 /// Weight of the vector ranking in the fusion (BM25's is 1). MiniLM's ranking counts

@@ -6,7 +6,12 @@ use std::fs;
 
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
-use tantivy::schema::Value;
+use tantivy::schema::{
+    IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value,
+};
+use tantivy::{TantivyDocument, Term};
+
+use super::bm25::register_tokenizers;
 
 use super::*;
 use crate::model::Embedder;

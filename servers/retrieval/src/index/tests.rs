@@ -1,6 +1,7 @@
 use std::sync::OnceLock;
 
 use super::*;
+use crate::encoder::TextEncoder;
 use crate::model::Embedder;
 
 /// One tiny model for all tests in this module (loading is the slow part).

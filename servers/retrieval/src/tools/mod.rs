@@ -6,6 +6,8 @@
 //!
 //! - [`args`]: argument structs and their validation; [`results`]: the wire shapes
 //!   (one [`CodeChunk`] for every tool that returns code); [`errors`]: [`ToolError`];
+//! - [`bases`]: the workspace's index seeded from, and published to, `--index-bases`
+//!   ([`crate::bases`]);
 //! - [`workspace`]: the `--workspace`, indexed in the background at start-up and kept
 //!   current by a [`crate::live`] watcher; `codebase_retrieval` searches it, waiting
 //!   (bounded) while it is still indexing;
@@ -20,6 +22,7 @@
 //! longer opens turns its repository into `error`.
 
 mod args;
+mod bases;
 mod errors;
 mod indexing;
 mod repositories;
@@ -28,6 +31,9 @@ mod results;
 mod roots;
 mod search;
 mod workspace;
+
+#[cfg(test)]
+mod incremental_tests;
 
 pub use args::{
     ChunkTypeFilter, CodebaseRetrievalArgs, GetImplementationArgs, IndexRepositoryArgs,
@@ -75,6 +81,10 @@ pub struct Settings {
     pub workspace_wait: Duration,
     /// Where `index_repository` / `delete_repository` may act (`--allow-root`).
     pub allowed_roots: AllowedRoots,
+    /// Indexes of earlier trees that the workspace's index starts from
+    /// (`--index-bases`; see [`crate::bases`]); `None`: every workspace without an
+    /// index of its own is built whole.
+    pub index_bases: Option<PathBuf>,
 }
 
 impl Settings {
@@ -85,6 +95,7 @@ impl Settings {
             data_dir,
             workspace_wait: Duration::from_secs(60),
             allowed_roots: AllowedRoots::any(),
+            index_bases: None,
         }
     }
 }

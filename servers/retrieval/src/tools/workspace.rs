@@ -53,14 +53,15 @@ impl RetrievalTools {
             .spawn(move || {
                 let timings = TimingsRecorder::default();
                 let outcome = tools.index_workspace(&job_id, &root, &timings);
-                tools.finish_job(
-                    &job_id,
-                    outcome.as_ref().map(|_| ()).map_err(|e| e.to_string()),
-                );
+                // Stats first: a waiting index_repository reads them once the job ends.
                 if let (Ok(stats), Some(ws)) = (&outcome, lock(&tools.shared.workspace).as_mut()) {
                     ws.stats = Some(stats.clone());
                     ws.timings = Some(timings.snapshot());
                 }
+                tools.finish_job(
+                    &job_id,
+                    outcome.as_ref().map(|_| ()).map_err(|e| e.to_string()),
+                );
                 match outcome {
                     Ok(stats) => tracing::info!(
                         files = stats.files,
@@ -135,7 +136,9 @@ impl RetrievalTools {
         }
     }
 
-    /// Open the persisted workspace index and catch up with the disk, or build it.
+    /// Open the persisted workspace index (or, without one, seed it from the base of
+    /// its repository: [`crate::bases`]) and catch up with the disk, or build it; then
+    /// publish it as the repository's base.
     /// Each part's time is added to `timings` (an index reopened and brought up to
     /// date counts as text, its file check as fingerprint, its update as parse).
     pub(super) fn index_workspace(
@@ -147,6 +150,7 @@ impl RetrievalTools {
         let data = &self.shared.settings.data_dir;
         let dir = index_dir(data, id, self.kind());
         let embedder = self.shared.embedder.as_ref();
+        let seeded = timings.time(Part::Fingerprint, || self.seed_workspace(id, root));
         let opened = timings.time(Part::Text, || RepoIndex::open(&dir, embedder).ok());
         let reopened = opened.and_then(|mut index| {
             let changes = timings.time(Part::Fingerprint, || {
@@ -175,7 +179,9 @@ impl RetrievalTools {
             None => RepoIndex::build_timed(root, &FileFilter::default(), embedder, &dir, timings)?,
         };
         timings.time(Part::Write, || {
-            self.install_index(id, root, index, head_commit_of(root))
+            self.install_index(id, root, index, head_commit_of(root))?;
+            self.publish_workspace(id, seeded.as_deref());
+            Ok::<_, ToolError>(())
         })?;
         Ok(stats)
     }
