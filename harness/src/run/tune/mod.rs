@@ -27,6 +27,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod fit;
 pub mod grid;
 pub mod loo;
 pub mod table;
@@ -37,7 +38,7 @@ use std::time::{Duration, Instant};
 
 use crate::checkout::RepoCache;
 use crate::data::dataset::{Instance, Locations};
-use crate::policy::{Driver, Task, secondary};
+use crate::policy::{Driver, Task};
 use crate::record::output::RunLock;
 use crate::run::pipeline::{self, FinishedTrees, PreparedInstance};
 use crate::score::tokens::Tokenizer;
@@ -245,12 +246,12 @@ async fn play_settings(
                 ..task
             };
             // A policy that fails answers nothing and scores zero, as in a run.
-            // As in a run: source before tests and derived code (`policy::secondary`).
-            let issue = &task.instance.problem_statement;
+            // As in a run: source before tests and derived code, then the fitted
+            // ranker when the setting turns it on (`policy::fitted::finish`).
             let pred = variant
                 .localize(&mut driver, &task)
                 .await
-                .map(|loc| secondary::source_first(loc, task.workdir, issue))
+                .and_then(|loc| crate::policy::fitted::finish(variant, loc, &task))
                 .unwrap_or_else(|_| Locations::default());
             driver.records.clear();
             by_setting.push(loo::accs(&prep.gold, &pred));
