@@ -568,7 +568,10 @@ async fn tune_command(a: TuneArgs) -> anyhow::Result<i32> {
     cfg.server_dir = a.server.server_dir;
     if a.features {
         let secs = crate::run::tune::fit::extract::extract(&cfg, a.per_repo).await?;
-        println!("features: {} ({secs:.1} s)", out.join("features.csv").display());
+        println!(
+            "features: {} ({secs:.1} s)",
+            out.join("features.csv").display()
+        );
         return Ok(0);
     }
     let tables = crate::run::tune::tune(cfg).await?;
@@ -584,7 +587,9 @@ fn fit_command(dirs: &[PathBuf], out: &Path) -> anyhow::Result<i32> {
     let data = fit::read(dirs)?;
     let read_s = t.elapsed().as_secs_f64();
     if data.is_empty() {
-        anyhow::bail!("no played instance in the feature tables of {dirs:?}: run `navbench tune --features` first");
+        anyhow::bail!(
+            "no played instance in the feature tables of {dirs:?}: run `navbench tune --features` first"
+        );
     }
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let fitted = fit::fit_tables(&data, dirs, &command);

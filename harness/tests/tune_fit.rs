@@ -66,7 +66,11 @@ fn extracts_features_once_and_fits_a_ranker_leave_one_repository_out() {
     assert!(out.status.success(), "stderr: {stderr}");
     let played = read_csv(&feats.join("feature_instances.csv"));
     assert_eq!(played.len(), 2, "{played:?}");
-    assert!(played.iter().all(|r| r["status"] == "ok" && r["gold_functions"] == "1"));
+    assert!(
+        played
+            .iter()
+            .all(|r| r["status"] == "ok" && r["gold_functions"] == "1")
+    );
     let rows = read_csv(&feats.join("features.csv"));
     // The gold function is a candidate of both instances, labelled, in the
     // hand-weighted answer, and named by the issue.
@@ -75,13 +79,21 @@ fn extracts_features_once_and_fits_a_ranker_leave_one_repository_out() {
         .filter(|r| r["level"] == "function" && r["label"] == "1")
         .collect();
     assert_eq!(gold.len(), 2, "{rows:?}");
-    assert!(gold.iter().all(|r| !r["hand_rank"].is_empty() && r["name_named"] == "1.000000"));
+    assert!(
+        gold.iter()
+            .all(|r| !r["hand_rank"].is_empty() && r["name_named"] == "1.000000")
+    );
     assert!(rows.iter().any(|r| r["label"] == "0"));
 
     let fitted = work.path().join("fit");
     let out = tune(
         work.path(),
-        &["--fit", feats.to_str().unwrap(), "--out", fitted.to_str().unwrap()],
+        &[
+            "--fit",
+            feats.to_str().unwrap(),
+            "--out",
+            fitted.to_str().unwrap(),
+        ],
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "stderr: {stderr}");
@@ -103,7 +115,12 @@ fn fitting_without_features_says_what_to_run_first() {
     let none = work.path().join("none");
     let out = tune(
         work.path(),
-        &["--fit", none.to_str().unwrap(), "--out", work.path().join("o").to_str().unwrap()],
+        &[
+            "--fit",
+            none.to_str().unwrap(),
+            "--out",
+            work.path().join("o").to_str().unwrap(),
+        ],
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());

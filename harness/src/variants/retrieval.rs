@@ -446,7 +446,10 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
     for (_, f) in files {
         push_unique(&mut loc.files, f);
     }
-    Ok(crate::policy::fitted::cut(loc, crate::policy::fitted::POOL_LEN))
+    Ok(crate::policy::fitted::cut(
+        loc,
+        crate::policy::fitted::POOL_LEN,
+    ))
 }
 
 #[cfg(test)]

@@ -178,7 +178,11 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
     };
     let (func_scores, mod_scores) = rank_entities(task, &evidence, &file_scores, &to_read);
 
-    let take = |v: Vec<String>| v.into_iter().take(crate::policy::fitted::POOL_LEN).collect::<Vec<_>>();
+    let take = |v: Vec<String>| {
+        v.into_iter()
+            .take(crate::policy::fitted::POOL_LEN)
+            .collect::<Vec<_>>()
+    };
     Ok(Locations {
         files: take(ranked_files),
         modules: take(mod_scores.ranked()),

@@ -23,8 +23,8 @@ use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
 use crate::data::dataset::Locations;
-use crate::policy::{Task, secondary};
 use crate::policy::knobs::Knob;
+use crate::policy::{Task, secondary};
 use crate::variants::Variant;
 
 /// Entries per level of a run's answer.
@@ -59,11 +59,7 @@ pub fn knob_of(variant: &dyn Variant) -> Option<&'static Knob> {
 /// ([`POOL_LEN`]); the answer is cut to [`ANSWER_LEN`] per level. With the knob off,
 /// the pool is cut first, so the answer is the hand-weighted order's top entries as
 /// before. A variant without the knob (a declared one) keeps its answer whole.
-pub fn finish(
-    variant: &dyn Variant,
-    loc: Locations,
-    task: &Task<'_>,
-) -> anyhow::Result<Locations> {
+pub fn finish(variant: &dyn Variant, loc: Locations, task: &Task<'_>) -> anyhow::Result<Locations> {
     let issue = &task.instance.problem_statement;
     let Some(knob) = knob_of(variant) else {
         return Ok(secondary::source_first(loc, task.workdir, issue));
@@ -151,7 +147,11 @@ impl Model {
                 features::NAMES.join(", ")
             );
         }
-        for (level, w) in [("file", &m.file), ("module", &m.module), ("function", &m.function)] {
+        for (level, w) in [
+            ("file", &m.file),
+            ("module", &m.module),
+            ("function", &m.function),
+        ] {
             if w.len() != features::N || w.iter().any(|x| !x.is_finite()) {
                 anyhow::bail!(
                     "the fitted ranker {origin} has {} {level} weight(s) (or a non-finite one); it needs {} finite numbers: refit it with `navbench tune --fit`",
@@ -218,8 +218,14 @@ mod tests {
     #[test]
     fn missing_or_corrupt_model_files_say_how_to_refit() {
         let dir = tempfile::tempdir().unwrap();
-        let e = format!("{:#}", Model::load(&dir.path().join("nope.json")).unwrap_err());
-        assert!(e.contains("nope.json") && e.contains("navbench tune --fit"), "{e}");
+        let e = format!(
+            "{:#}",
+            Model::load(&dir.path().join("nope.json")).unwrap_err()
+        );
+        assert!(
+            e.contains("nope.json") && e.contains("navbench tune --fit"),
+            "{e}"
+        );
         let bad = dir.path().join("bad.json");
         std::fs::write(&bad, "{\"variant\": 3").unwrap();
         let e = format!("{:#}", Model::load(&bad).unwrap_err());
@@ -237,7 +243,10 @@ mod tests {
     #[test]
     fn rerank_orders_by_weights_and_keeps_ties_in_order() {
         let rr = features::NAMES.iter().position(|n| *n == "rr").unwrap();
-        let named = features::NAMES.iter().position(|n| *n == "file_named").unwrap();
+        let named = features::NAMES
+            .iter()
+            .position(|n| *n == "file_named")
+            .unwrap();
         let mut w = vec![0.0; features::N];
         w[rr] = 1.0;
         w[named] = 5.0;

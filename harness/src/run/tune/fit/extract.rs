@@ -92,7 +92,11 @@ pub async fn extract(cfg: &TuneConfig, per_repo: Option<usize>) -> anyhow::Resul
                         out.rows(&ds.name, &inst, rv.variant.name(), &prep, pool)?;
                     }
                     Err(e) => {
-                        eprintln!("  {} × {}: left out: {e:#}", inst.instance_id, rv.variant.name());
+                        eprintln!(
+                            "  {} × {}: left out: {e:#}",
+                            inst.instance_id,
+                            rv.variant.name()
+                        );
                         out.instance(&ds.name, &inst, rv.variant.name(), Err(&e))?
                     }
                 }
@@ -148,7 +152,9 @@ async fn play(
             Err(e) => Err(e.context("setup failed")),
         }
     };
-    let failure = session.failure().map(|why| anyhow::anyhow!("the server failed: {why}"));
+    let failure = session
+        .failure()
+        .map(|why| anyhow::anyhow!("the server failed: {why}"));
     session.shutdown().await;
     if let Some(dir) = variant.per_tree_state(&prep.workdir, &cfg.cache) {
         pipeline::drop_tree_state(dir).await;
@@ -173,14 +179,28 @@ impl Writers {
         };
         let mut rows = open("features.csv")?;
         let mut head = vec![
-            "dataset", "repo", "instance", "variant", "level", "id", "hand_rank", "label",
+            "dataset",
+            "repo",
+            "instance",
+            "variant",
+            "level",
+            "id",
+            "hand_rank",
+            "label",
         ];
         head.extend(features::NAMES);
         rows.write_record(&head)?;
         let mut instances = open("feature_instances.csv")?;
         instances.write_record([
-            "dataset", "repo", "instance", "variant", "status", "gold_files",
-            "gold_modules", "gold_functions", "error",
+            "dataset",
+            "repo",
+            "instance",
+            "variant",
+            "status",
+            "gold_files",
+            "gold_modules",
+            "gold_functions",
+            "error",
         ])?;
         Ok(Writers { rows, instances })
     }

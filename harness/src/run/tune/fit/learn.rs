@@ -154,7 +154,11 @@ pub fn acc(g: &Group, order: &[usize], k: usize) -> Option<f64> {
     if g.n_gold == 0 {
         return None;
     }
-    let hits = order.iter().take(k).filter(|&&i| g.candidates[i].label).count();
+    let hits = order
+        .iter()
+        .take(k)
+        .filter(|&&i| g.candidates[i].label)
+        .count();
     Some(if hits >= g.n_gold.min(k) { 1.0 } else { 0.0 })
 }
 
@@ -216,7 +220,9 @@ mod tests {
     fn synthetic(repos: usize, per_repo: usize) -> Vec<Played> {
         let mut seed = 7u64;
         let mut rnd = move || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (seed >> 11) as f64 / (1u64 << 53) as f64
         };
         let mut out = Vec::new();

@@ -64,8 +64,12 @@ pub fn read(dirs: &[PathBuf]) -> anyhow::Result<BTreeMap<String, Vec<Played>>> {
             );
         }
         let fp = dir.join("features.csv");
-        let mut r = csv::Reader::from_path(&fp)
-            .with_context(|| format!("cannot read {}: rerun `navbench tune --features`", fp.display()))?;
+        let mut r = csv::Reader::from_path(&fp).with_context(|| {
+            format!(
+                "cannot read {}: rerun `navbench tune --features`",
+                fp.display()
+            )
+        })?;
         let head = r.headers()?.clone();
         let names: Vec<&str> = head.iter().skip(8).collect();
         if names != features::NAMES {
@@ -89,7 +93,11 @@ pub fn read(dirs: &[PathBuf]) -> anyhow::Result<BTreeMap<String, Vec<Played>>> {
             let mut x = [0.0; features::N];
             for (k, slot) in x.iter_mut().enumerate() {
                 *slot = rec[8 + k].parse().with_context(|| {
-                    format!("{}: feature {} is not a number", fp.display(), features::NAMES[k])
+                    format!(
+                        "{}: feature {} is not a number",
+                        fp.display(),
+                        features::NAMES[k]
+                    )
                 })?;
             }
             p.levels[level].candidates.push(Candidate {
@@ -156,7 +164,11 @@ pub fn fit_tables(data: &BTreeMap<String, Vec<Played>>, dirs: &[PathBuf], comman
         for ds in datasets(bm25) {
             let rows: Vec<&Played> = bm25.iter().filter(|p| p.dataset == ds).collect();
             let h = learn::headline(&rows, |p, l| learn::hand_order(&p.levels[l]));
-            md += &format!("| bm25 | {ds} | {} | untuned | {} |\n", rows.len(), cells(h));
+            md += &format!(
+                "| bm25 | {ds} | {} | untuned | {} |\n",
+                rows.len(),
+                cells(h)
+            );
         }
     }
     let mut verdicts = String::new();
@@ -178,8 +190,16 @@ pub fn fit_tables(data: &BTreeMap<String, Vec<Played>>, dirs: &[PathBuf], comman
             let hand = learn::headline(rows, |p, l| learn::hand_order(&p.levels[l]));
             let ins = learn::headline(rows, |p, l| learn::model_order(&p.levels[l], &full[l]));
             let loo = learn::headline(rows, loo_order);
-            for (name, h) in [("hand", hand), ("fitted, in sample", ins), ("fitted, LOO", loo)] {
-                md += &format!("| {variant} | {ds} | {} | {name} | {} |\n", rows.len(), cells(h));
+            for (name, h) in [
+                ("hand", hand),
+                ("fitted, in sample", ins),
+                ("fitted, LOO", loo),
+            ] {
+                md += &format!(
+                    "| {variant} | {ds} | {} | {name} | {} |\n",
+                    rows.len(),
+                    cells(h)
+                );
             }
             if ds == "all" {
                 totals = Some((objective(hand), objective(loo)));
@@ -190,7 +210,11 @@ pub fn fit_tables(data: &BTreeMap<String, Vec<Played>>, dirs: &[PathBuf], comman
         verdicts += &format!(
             "- {variant}: leave-one-repository-out {loo_all:.1} against hand-weighted {hand_all:.1} on all {} instances: {}\n",
             all.len(),
-            if keep { "the fitted ranker does better" } else { "the hand-weighted order stays" }
+            if keep {
+                "the fitted ranker does better"
+            } else {
+                "the hand-weighted order stays"
+            }
         );
         if keep {
             better.push(variant.clone());
@@ -200,7 +224,10 @@ pub fn fit_tables(data: &BTreeMap<String, Vec<Played>>, dirs: &[PathBuf], comman
         models.push(Model {
             variant: variant.clone(),
             provenance: Provenance {
-                data: dirs.iter().map(|d| d.join("features.csv").display().to_string()).collect(),
+                data: dirs
+                    .iter()
+                    .map(|d| d.join("features.csv").display().to_string())
+                    .collect(),
                 command: command.to_string(),
                 date: chrono::Utc::now().format("%Y-%m-%d").to_string(),
                 navbench_commit: navbench_commit(),
@@ -244,6 +271,7 @@ pub fn write(out: &Path, fitted: &Fitted) -> anyhow::Result<()> {
         std::fs::write(&p, text + "\n").with_context(|| format!("cannot write {}", p.display()))?;
     }
     let p = out.join("fit.md");
-    std::fs::write(&p, &fitted.markdown).with_context(|| format!("cannot write {}", p.display()))?;
+    std::fs::write(&p, &fitted.markdown)
+        .with_context(|| format!("cannot write {}", p.display()))?;
     Ok(())
 }
