@@ -1,7 +1,7 @@
 //! The `navbench` command line.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
@@ -266,6 +266,17 @@ pub struct TuneArgs {
     /// `name=v1,v2;name=v3` (names as in tune.md).
     #[arg(long, default_value = "")]
     pub grid: crate::run::tune::grid::GridOverrides,
+    /// Instead of the grid: play each instance × variant once and write every
+    /// candidate's features (features.csv) for `--fit` (docs/tune.md).
+    #[arg(long)]
+    pub features: bool,
+    /// With --features: only the first N instances of each repository.
+    #[arg(long)]
+    pub per_repo: Option<usize>,
+    /// Fit the rankers on the features.csv of these comma-separated tune outputs and
+    /// write fit.md and fitted/<variant>.json to --out (no server runs).
+    #[arg(long, value_delimiter = ',')]
+    pub fit: Vec<PathBuf>,
     #[command(flatten)]
     pub server: ServerArgs,
 }
@@ -556,6 +567,9 @@ async fn tune_command(a: TuneArgs) -> anyhow::Result<i32> {
         let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S");
         PathBuf::from("results").join(format!("tune-{stamp}"))
     });
+    if !a.fit.is_empty() {
+        return fit_command(&a.fit, &out);
+    }
     let mut cfg = crate::run::tune::TuneConfig::new(&a.source.dataset, out.clone());
     if !a.variants.is_empty() {
         cfg.variants = a.variants;
@@ -568,9 +582,40 @@ async fn tune_command(a: TuneArgs) -> anyhow::Result<i32> {
     (cfg.call_timeout, cfg.index_timeout) = a.server.timeouts()?;
     cfg.tokenizer = a.server.tokenizer;
     cfg.server_dir = a.server.server_dir;
+    if a.features {
+        let secs = crate::run::tune::fit::extract::extract(&cfg, a.per_repo).await?;
+        println!(
+            "features: {} ({secs:.1} s)",
+            out.join("features.csv").display()
+        );
+        return Ok(0);
+    }
     let tables = crate::run::tune::tune(cfg).await?;
     print!("{}", tables.markdown);
     println!("results: {}", out.display());
+    Ok(0)
+}
+
+/// `navbench tune --fit`: fits the rankers from feature tables (no server runs).
+fn fit_command(dirs: &[PathBuf], out: &Path) -> anyhow::Result<i32> {
+    use crate::run::tune::fit;
+    let t = std::time::Instant::now();
+    let data = fit::read(dirs)?;
+    let read_s = t.elapsed().as_secs_f64();
+    if data.is_empty() {
+        anyhow::bail!(
+            "no played instance in the feature tables of {dirs:?}: run `navbench tune --features` first"
+        );
+    }
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let fitted = fit::fit_tables(&data, dirs, &command);
+    fit::write(out, &fitted)?;
+    print!("{}", fitted.markdown);
+    println!(
+        "read in {read_s:.1} s, fitted in {:.1} s; models: {}",
+        fitted.fit_seconds,
+        out.join("fitted").display()
+    );
     Ok(0)
 }
 

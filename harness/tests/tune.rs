@@ -79,8 +79,8 @@ fn tunes_the_text_policy_and_holds_one_repository_out_at_a_time() {
     assert!(out.status.success(), "stderr: {stderr}");
     let dir = work.path().join("tune");
     let settings = read_csv(&dir.join("settings.csv"));
-    // The defaults, then max_terms and files_to_read halved and doubled, and the test
-    // file factor off, halved and doubled.
+    // The defaults, then max_terms and files_to_read halved and doubled, the test
+    // file factor off, halved and doubled, and the fitted ranker on.
     let labels: Vec<&str> = settings.iter().map(|r| r["setting"].as_str()).collect();
     assert_eq!(
         labels,
@@ -92,7 +92,8 @@ fn tunes_the_text_policy_and_holds_one_repository_out_at_a_time() {
             "files_to_read=10",
             "test_file_factor=0",
             "test_file_factor=0.125",
-            "test_file_factor=0.5"
+            "test_file_factor=0.5",
+            "fitted=1"
         ]
     );
     // The issue names the culprit: every setting finds it first.
@@ -127,7 +128,7 @@ fn tunes_the_text_policy_and_holds_one_repository_out_at_a_time() {
     );
     let md = std::fs::read_to_string(dir.join("tune.md")).unwrap();
     assert!(
-        md.contains("## text (2 instances, 2 repositories, 8 settings)"),
+        md.contains("## text (2 instances, 2 repositories, 9 settings)"),
         "{md}"
     );
     assert!(

@@ -19,6 +19,7 @@ pub mod agent_cmd;
 pub mod code_search;
 pub mod entities;
 pub mod evidence;
+pub mod fitted;
 pub mod frames;
 pub mod knobs;
 pub mod languages;

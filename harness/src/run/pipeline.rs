@@ -21,7 +21,7 @@ use crate::checkout::RepoCache;
 use crate::data::dataset::{Dataset, Instance, Locations};
 use crate::policy::agent::AgentStats;
 use crate::policy::agent_cmd;
-use crate::policy::{CallRecord, Driver, RecordSink, Task, Trial, secondary};
+use crate::policy::{CallRecord, Driver, RecordSink, Task, Trial};
 use crate::record::output::answer_columns::AnswerCounts;
 use crate::record::output::init_columns::InitParts;
 use crate::record::output::{
@@ -309,8 +309,9 @@ async fn play(
         }
         Policy::Scripted | Policy::Command(_) => {
             let found = variant.localize(&mut driver, task).await;
-            let issue = &task.instance.problem_statement;
-            let found = found.map(|loc| secondary::source_first(loc, task.workdir, issue));
+            // As in `navbench tune`: source before tests and derived code, then the
+            // variant's fitted ranker when it is on (`policy::fitted::finish`).
+            let found = found.and_then(|loc| crate::policy::fitted::finish(variant, loc, task));
             (found, None)
         }
     };

@@ -233,17 +233,32 @@ pub const STATEMENT_WEIGHT: Knob =
 pub const IDENTIFIER_WEIGHT: Knob =
     Knob::weight("identifier_weight", 0.8, "weight of the identifier ranking");
 
-/// Every tuned constant of the policy (both retrieval variants), for `navbench tune`.
-pub static KNOBS: [Knob; 6] = [
+/// Every tuned constant of the policy with MiniLM, for `navbench tune`.
+pub static KNOBS: [Knob; 7] = [
     STATEMENT_TOP_K,
     IDENTIFIER_TERMS,
     IDENTIFIER_TOP_K,
     RRF_K,
     STATEMENT_WEIGHT,
     IDENTIFIER_WEIGHT,
+    crate::policy::fitted::knob(0.0),
 ];
-/// Locations answered per level.
-pub const ANSWER_LEN: usize = 10;
+/// The same policy's constants with the static encoder (`retrieval-static`), whose
+/// fitted ranker ships ([`crate::policy::fitted`]).
+pub static STATIC_KNOBS: [Knob; 7] = [
+    STATEMENT_TOP_K,
+    IDENTIFIER_TERMS,
+    IDENTIFIER_TOP_K,
+    RRF_K,
+    STATEMENT_WEIGHT,
+    IDENTIFIER_WEIGHT,
+    STATIC_FITTED,
+];
+/// Whether `retrieval-static`'s fitted ranker reorders the answer.
+pub const STATIC_FITTED: Knob = crate::policy::fitted::knob(0.0);
+/// Locations answered per level (the policy answers
+/// [`crate::policy::fitted::POOL_LEN`], cut by the run).
+pub const ANSWER_LEN: usize = crate::policy::fitted::ANSWER_LEN;
 /// `codebase_retrieval`'s query limit (characters).
 const MAX_QUERY_CHARS: usize = 1000;
 /// Lines of one chunk scanned for entities (a class chunk can be long).
@@ -434,11 +449,11 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
     for (_, f) in files {
         push_unique(&mut loc.files, f);
     }
-    loc.files.truncate(ANSWER_LEN);
-    loc.modules.truncate(ANSWER_LEN);
-    loc.functions.truncate(ANSWER_LEN);
     driver.keep_entities(index);
-    Ok(loc)
+    Ok(crate::policy::fitted::cut(
+        loc,
+        crate::policy::fitted::POOL_LEN,
+    ))
 }
 
 #[cfg(test)]

@@ -84,9 +84,12 @@ pub const FILES_TO_READ: Knob = Knob::count("files_to_read", 5, "top files read 
 pub const TEST_FILE_FACTOR: Knob = Knob::weight("test_file_factor", 0.25, "factor on test files");
 
 /// Every tuned constant of the policy, for `navbench tune`.
-pub static KNOBS: [Knob; 3] = [MAX_TERMS, FILES_TO_READ, TEST_FILE_FACTOR];
-/// How many locations of each level the policy answers with.
-pub const ANSWER_LEN: usize = 10;
+pub static KNOBS: [Knob; 4] = [MAX_TERMS, FILES_TO_READ, TEST_FILE_FACTOR, FITTED];
+/// Whether the fitted ranker reorders the answer ([`crate::policy::fitted`]).
+pub const FITTED: Knob = crate::policy::fitted::knob(0.0);
+/// How many locations of each level a run answers with (the policy answers
+/// [`crate::policy::fitted::POOL_LEN`], cut by the run).
+pub const ANSWER_LEN: usize = crate::policy::fitted::ANSWER_LEN;
 /// Matches asked of one grep call.
 const GREP_MAX: usize = 300;
 
@@ -183,7 +186,11 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
         rank_entities(task, &mut index, &evidence, &file_scores, &to_read);
     driver.keep_entities(index);
 
-    let take = |v: Vec<String>| v.into_iter().take(ANSWER_LEN).collect::<Vec<_>>();
+    let take = |v: Vec<String>| {
+        v.into_iter()
+            .take(crate::policy::fitted::POOL_LEN)
+            .collect::<Vec<_>>()
+    };
     Ok(Locations {
         files: take(ranked_files),
         modules: take(mod_scores.ranked()),

@@ -14,7 +14,7 @@
 //! Everything that depends on the tree alone is computed once per instance and shared
 //! by the settings: the server's answers (the memo), the files parsed to map lines to
 //! ids ([`Driver::take_entities`]), the response tokens counted, and which files are
-//! tests or derived code ([`secondary::source_first_cached`]).
+//! tests or derived code ([`crate::policy::secondary::source_first_cached`]).
 //!
 //! Data flow: dataset → [`crate::run::pipeline::prepare`] (mirror, gold, tree) → server
 //! session → settings × policy → [`loo::Scored`] rows, each appended to `scores.csv`
@@ -33,6 +33,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod fit;
 pub mod grid;
 pub mod loo;
 pub mod progress;
@@ -45,7 +46,7 @@ use std::time::{Duration, Instant};
 
 use crate::checkout::RepoCache;
 use crate::data::dataset::{Instance, Locations};
-use crate::policy::{Driver, Task, secondary};
+use crate::policy::{Driver, Task};
 use crate::record::output::RunLock;
 use crate::run::pipeline::{self, FinishedTrees, PreparedInstance};
 use crate::score::tokens::Tokenizer;
@@ -276,12 +277,12 @@ async fn play_settings(
                 ..task
             };
             // A policy that fails answers nothing and scores zero, as in a run.
-            // As in a run: source before tests and derived code (`policy::secondary`).
-            let issue = &task.instance.problem_statement;
+            // As in a run: source before tests and derived code, then the fitted
+            // ranker when the setting turns it on (`policy::fitted::finish`).
             let pred = variant
                 .localize(&mut driver, &task)
                 .await
-                .map(|loc| secondary::source_first_cached(loc, task.workdir, issue, &mut judged))
+                .and_then(|loc| crate::policy::fitted::finish_cached(variant, loc, &task, &mut judged))
                 .unwrap_or_else(|_| Locations::default());
             driver.records.clear();
             let accs = loo::accs(&prep.gold, &pred);

@@ -59,6 +59,7 @@ use crate::data::dataset::{Locations, push_unique};
 use crate::policy::code_search::{self, CodeHit, Origin};
 use crate::policy::entities::EntityIndex;
 use crate::policy::evidence::{self, roll_up, specificity};
+use crate::policy::fitted::POOL_LEN;
 use crate::policy::knobs::{Knob, Knobs};
 use crate::policy::ranking::Scores;
 use crate::policy::terms::{self, Extracted, Term};
@@ -178,7 +179,7 @@ pub const CLASS_AS_FUNCTION: Knob = Knob::weight(
 );
 
 /// Every tuned constant of the policy, for `navbench tune`.
-pub static KNOBS: [Knob; 17] = [
+pub static KNOBS: [Knob; 18] = [
     MAX_TERMS,
     CODE_TOP_K,
     TERM_BM25,
@@ -196,9 +197,12 @@ pub static KNOBS: [Knob; 17] = [
     COVERAGE,
     FILE_SHARE,
     CLASS_AS_FUNCTION,
+    FITTED,
 ];
-/// Locations answered per level.
-pub const ANSWER_LEN: usize = 10;
+/// Whether the fitted ranker reorders the answer ([`crate::policy::fitted`]).
+pub const FITTED: Knob = crate::policy::fitted::knob(0.0);
+/// Locations answered per level (the policy answers [`POOL_LEN`], cut by the run).
+pub const ANSWER_LEN: usize = crate::policy::fitted::ANSWER_LEN;
 /// Longest query text sent to `search_code` (the issue is cut there, on a char boundary).
 const MAX_QUERY_CHARS: usize = 4000;
 
@@ -698,7 +702,7 @@ fn answer(found: &mut Found, task: &Task<'_>) -> Locations {
     };
     let function_scores = roll_up(&weigh(functions), |f| Some(f.to_string()));
     let module_scores = roll_up(&weigh(modules), |m| Some(m.to_string()));
-    let take = |v: Vec<String>| v.into_iter().take(ANSWER_LEN).collect::<Vec<_>>();
+    let take = |v: Vec<String>| v.into_iter().take(POOL_LEN).collect::<Vec<_>>();
     Locations {
         files: take(files.ranked()),
         modules: take(module_scores.ranked()),
