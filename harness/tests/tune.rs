@@ -178,8 +178,8 @@ fn a_run_killed_part_way_resumes_to_the_same_scores() {
     );
     let whole = std::fs::read_to_string(dir.join("scores.csv")).unwrap();
     let loo = std::fs::read_to_string(dir.join("loo.csv")).unwrap();
-    // 6 instances × (8 text settings + 1 bm25 setting), and a header.
-    assert_eq!(whole.lines().count(), 1 + 6 * 9, "{whole}");
+    // 6 instances × (9 text settings + 1 bm25 setting), and a header.
+    assert_eq!(whole.lines().count(), 1 + 6 * 10, "{whole}");
 
     // Run again: everything is recorded, nothing is played.
     let out = tune(work.path(), &repos, &ds, &args);
@@ -195,7 +195,7 @@ fn a_run_killed_part_way_resumes_to_the_same_scores() {
     // What a kill leaves: some whole rows, part of a pair, and a torn last row.
     let cut = whole
         .lines()
-        .take(1 + 9 + 3)
+        .take(1 + 10 + 3)
         .map(|l| format!("{l}\n"))
         .collect::<String>();
     std::fs::write(
