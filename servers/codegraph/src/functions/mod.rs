@@ -272,6 +272,10 @@ impl FunctionIndex {
     }
 }
 
+/// A tree's source files, each one's text and store key (or why it is not read),
+/// and the store's pack holding most of them.
+type TreeFiles = (Vec<corpus::SourceFile>, Vec<FileText>, Option<store::Pack>);
+
 /// The source files of the families `languages` chooses under `root`, each one's
 /// text and store key (or why it is not read), and the store's pack holding most
 /// of them.
@@ -280,7 +284,7 @@ fn read_tree(
     filter: TestFilter,
     languages: &Selection,
     store: Option<&FileStore>,
-) -> Result<(Vec<corpus::SourceFile>, Vec<FileText>, Option<store::Pack>), FunctionsError> {
+) -> Result<TreeFiles, FunctionsError> {
     let mut files = corpus::source_files(root).map_err(|source| FunctionsError::Walk {
         root: root.to_path_buf(),
         source,
