@@ -407,9 +407,13 @@ fn scores_computed_in_memory_equal_those_read_from_tantivy() {
     let tantivy = Bm25Index::build(repo.path()).expect("build");
     let store_dir = tempfile::tempdir().expect("store");
     let store = crate::chunk::ChunkStore::new(store_dir.path().to_path_buf());
-    let (memory, cached) =
-        Bm25Index::build_in_memory(repo.path(), Some(&store), None, &Selection::Auto)
-            .expect("in memory");
+    let (memory, cached) = Bm25Index::build_in_memory(
+        repo.path(),
+        Some(&store),
+        None,
+        &navbench_lang::family::Selection::Auto,
+    )
+    .expect("in memory");
     assert!(!cached, "a first build chunks every file");
     assert!(memory.tantivy_index().is_none());
     assert_eq!(memory.chunks(), tantivy.chunks());
@@ -434,9 +438,13 @@ fn scores_computed_in_memory_equal_those_read_from_tantivy() {
     b.sort_by(|x, y| x.0.cmp(y.0));
     assert_eq!(a, b);
     // Everything from the store now: reported as cached, same index.
-    let (again, cached) =
-        Bm25Index::build_in_memory(repo.path(), Some(&store), None, &Selection::Auto)
-            .expect("again");
+    let (again, cached) = Bm25Index::build_in_memory(
+        repo.path(),
+        Some(&store),
+        None,
+        &navbench_lang::family::Selection::Auto,
+    )
+    .expect("again");
     assert!(cached);
     assert_eq!(again.chunks(), tantivy.chunks());
 }
