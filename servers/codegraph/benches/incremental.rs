@@ -8,7 +8,11 @@
 //!   one file is parsed and a new pack written: the next commit of a repository.
 //!
 //! and the per-function BM25 index of the bm25 variant the same three ways
-//! (`functions/…`: `cold`, `store_unchanged`, `store_one_edit`).
+//! (`functions/…`: `cold`, `store_unchanged`, `store_one_edit`), and the codegraph
+//! server's whole `init_repository` (graph, BM25 content index, entity and fuzzy
+//! indexes; `init/…`): `cold` (an empty cache, as a repository's first instance)
+//! against `warm_one_edit` (a new server on the cache of the previous tree, one file
+//! edited: the next instance of a repository).
 //!
 //! ```text
 //! cargo bench -p navbench-codegraph --bench incremental
@@ -145,5 +149,65 @@ fn bench_functions(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_incremental, bench_functions);
+/// The codegraph server's `init_repository` on the same copy: `cold` with an empty
+/// cache each time; `warm_one_edit` with one file edited before each call and a new
+/// server on the cache the earlier calls filled, so the graph cache misses and only
+/// the edited file is parsed and chunked again.
+fn bench_init(c: &mut Criterion) {
+    use navbench_codegraph::tools::{CodegraphTools, InitRepositoryArgs, Limits};
+    let tree = support::large();
+    let copy = tempfile::tempdir().expect("a directory for the copy");
+    let mut files = Vec::new();
+    copy_py(&tree.root, copy.path(), Path::new(""), &mut files);
+    files.sort();
+    let edited = files.get(files.len() / 2).expect("a .py file").clone();
+    let original = fs::read_to_string(&edited).unwrap_or_default();
+    let args = InitRepositoryArgs {
+        repo_path: copy.path().to_string_lossy().into_owned(),
+        force_rebuild: None,
+    };
+    let init = |cache: &Path| {
+        CodegraphTools::new(cache.to_path_buf(), Limits::default())
+            .init_repository(&args)
+            .expect("init_repository")
+    };
+    let warm_cache = tempfile::tempdir().expect("a directory for the cache");
+    init(warm_cache.path());
+    let mut group = c.benchmark_group(format!("init/{}", tree.label));
+    group.sample_size(10);
+    group.bench_function("cold", |b| {
+        b.iter_batched(
+            || tempfile::tempdir().expect("an empty cache"),
+            |cache| black_box(init(cache.path())),
+            criterion::BatchSize::PerIteration,
+        )
+    });
+    let mut n = 0u64;
+    group.bench_function("warm_one_edit", |b| {
+        b.iter_batched(
+            || {
+                n += 1;
+                fs::write(
+                    &edited,
+                    format!(
+                        "{original}
+def edit_{n}():
+    pass
+"
+                    ),
+                )
+                .expect("edit a file");
+            },
+            |()| {
+                let out = init(warm_cache.path());
+                assert_eq!(out.data.cache, "miss", "a new tree");
+                black_box(out)
+            },
+            criterion::BatchSize::PerIteration,
+        )
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_incremental, bench_functions, bench_init);
 criterion_main!(benches);

@@ -243,6 +243,10 @@ impl CacheEntry {
     }
 
     /// Writes the graph atomically and removes the other entries of the same root.
+    ///
+    /// The file is not synced to disk before the rename (tens of megabytes for a
+    /// large repository, waited for on every tree of a run): a file cut short by a
+    /// crash fails its checksum when read and is rebuilt, like any damaged file.
     pub fn save_graph(&self, graph: &CodeGraph) -> io::Result<()> {
         fs::create_dir_all(&self.dir)?;
         let bytes = encode(graph, &self.key);
@@ -252,7 +256,6 @@ impl CacheEntry {
         {
             let mut f = fs::File::create(&tmp)?;
             f.write_all(&bytes)?;
-            f.sync_all()?;
         }
         fs::rename(&tmp, self.graph_path())?;
         if let Ok(siblings) = fs::read_dir(&self.root_dir) {

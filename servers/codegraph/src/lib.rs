@@ -13,11 +13,12 @@
 //! repo dir ──builder::build_graph──► graph::CodeGraph ──export::write_tsv──► *.nodes.tsv / *.edges.tsv
 //!            walk → extract (parallel) → nodes/contains → imports → invokes/inherits
 //!            (extract reuses builder::FileStore's results for files an earlier build saw)
-//!          ──chunk::chunk_repo──► chunks ──bm25::Bm25Index──► BM25 code search (tantivy postings, bm25s scoring)
+//!          ──chunk::chunk_repo──► chunks ──bm25::Bm25Index──► BM25 code search (bm25s scoring; tantivy
+//!            postings when saved, scores straight from the terms in the server: Bm25Index::build_in_memory)
 //!            (chunks and their terms come from chunk::ChunkStore for files an earlier build chunked;
 //!             init_repository builds the graph and this index at once)
 //! CodeGraph ──bm25::ModuleIndex / fuzzy──► entity search;  ──traverse──► BFS subgraphs → format (DOT, tree, JSON)
-//! cache (keyed by cache::CacheKey: root + fingerprint) persists graph + indexes; tools::CodegraphTools answers
+//! cache (keyed by cache::CacheKey: root + fingerprint) persists the graph; tools::CodegraphTools answers
 //! each tool; server::CodegraphServer exposes them over MCP (rmcp, stdio).
 //! ```
 //!

@@ -23,37 +23,12 @@ impl DocIndex {
     /// Indexes `docs` in order (a document's position is its id) with bm25s' default
     /// parameters.
     pub fn build<I: IntoIterator<Item = Vec<String>>>(docs: I) -> DocIndex {
-        let mut counts: HashMap<String, Vec<(u32, u32)>> = HashMap::new();
-        let mut doc_lens: Vec<u64> = Vec::new();
-        for (d, tokens) in docs.into_iter().enumerate() {
-            doc_lens.push(tokens.len() as u64);
-            let mut tf: HashMap<String, u32> = HashMap::new();
-            for t in tokens {
-                *tf.entry(t).or_insert(0) += 1;
-            }
-            let d = u32::try_from(d).unwrap_or(u32::MAX);
-            for (t, n) in tf {
-                counts.entry(t).or_default().push((d, n));
-            }
+        let mut builder = DocIndexBuilder::default();
+        for tokens in docs {
+            let numbers: Vec<u32> = tokens.iter().map(|t| builder.number(t)).collect();
+            builder.add_numbered(numbers.into_iter());
         }
-        let avgdl = scoring::mean_len(&doc_lens);
-        let params = Bm25Params::default();
-        let n_docs = doc_lens.len();
-        let postings = counts
-            .into_iter()
-            .map(|(t, list)| {
-                let idf = scoring::idf(list.len() as u64, n_docs as u64);
-                let scored = list
-                    .into_iter()
-                    .map(|(d, tf)| {
-                        let len = doc_lens.get(d as usize).copied().unwrap_or(0);
-                        (d, scoring::term_score(idf, tf, len, avgdl, params))
-                    })
-                    .collect();
-                (t, scored)
-            })
-            .collect();
-        DocIndex { n_docs, postings }
+        builder.finish()
     }
 
     /// Number of documents.
@@ -88,6 +63,86 @@ impl DocIndex {
             }
         }
         scoring::top_k(&scores, top_k)
+    }
+}
+
+/// Builds a [`DocIndex`] document by document. Tokens are numbered on first sight,
+/// so a token costs one lookup (or none: [`DocIndexBuilder::add_file`] numbers a
+/// file's vocabulary once for all its documents), and a document's term frequencies
+/// are the runs of its sorted token numbers.
+#[derive(Debug, Default)]
+pub struct DocIndexBuilder {
+    numbers: HashMap<String, u32>,
+    /// Per token number: `(document, term frequency)`, documents ascending.
+    counts: Vec<Vec<(u32, u32)>>,
+    doc_lens: Vec<u64>,
+    scratch: Vec<u32>,
+}
+
+impl DocIndexBuilder {
+    /// The number of `token`, given on first sight.
+    fn number(&mut self, token: &str) -> u32 {
+        if let Some(&n) = self.numbers.get(token) {
+            return n;
+        }
+        let n = self.counts.len() as u32;
+        self.counts.push(Vec::new());
+        self.numbers.insert(token.to_string(), n);
+        n
+    }
+
+    /// Adds the next document, its tokens given by number.
+    fn add_numbered(&mut self, tokens: impl Iterator<Item = u32>) {
+        let d = u32::try_from(self.doc_lens.len()).unwrap_or(u32::MAX);
+        self.scratch.clear();
+        self.scratch.extend(tokens);
+        self.doc_lens.push(self.scratch.len() as u64);
+        self.scratch.sort_unstable();
+        for run in self.scratch.chunk_by(|a, b| a == b) {
+            self.counts[run[0] as usize].push((d, run.len() as u32));
+        }
+    }
+
+    /// Adds the documents of one file, in order: each a list of indices into the
+    /// file's `vocab` (an index outside it is skipped).
+    pub fn add_file<'d>(&mut self, vocab: &[String], docs: impl IntoIterator<Item = &'d [u32]>) {
+        let global: Vec<u32> = vocab.iter().map(|t| self.number(t)).collect();
+        for doc in docs {
+            let numbers: Vec<u32> = doc
+                .iter()
+                .filter_map(|&i| global.get(i as usize).copied())
+                .collect();
+            self.add_numbered(numbers.into_iter());
+        }
+    }
+
+    /// The index, scored with bm25s' default parameters.
+    pub fn finish(self) -> DocIndex {
+        let DocIndexBuilder {
+            numbers,
+            mut counts,
+            doc_lens,
+            ..
+        } = self;
+        let avgdl = scoring::mean_len(&doc_lens);
+        let params = Bm25Params::default();
+        let n_docs = doc_lens.len();
+        let postings = numbers
+            .into_iter()
+            .map(|(t, n)| {
+                let list = std::mem::take(&mut counts[n as usize]);
+                let idf = scoring::idf(list.len() as u64, n_docs as u64);
+                let scored = list
+                    .into_iter()
+                    .map(|(d, tf)| {
+                        let len = doc_lens.get(d as usize).copied().unwrap_or(0);
+                        (d, scoring::term_score(idf, tf, len, avgdl, params))
+                    })
+                    .collect();
+                (t, scored)
+            })
+            .collect();
+        DocIndex { n_docs, postings }
     }
 }
 

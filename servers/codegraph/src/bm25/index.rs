@@ -104,15 +104,17 @@ struct Manifest {
 
 /// A BM25 index over a repository's code chunks.
 pub struct Bm25Index {
-    index: Index,
+    /// The tantivy index the scores were read from; `None` when they were computed
+    /// from the terms in memory ([`Bm25Index::build_in_memory`]).
+    index: Option<Index>,
     chunks: Vec<Chunk>,
-    avgdl: f64,
+    pub(super) avgdl: f64,
     params: Bm25Params,
     source_fingerprint: String,
     /// Per indexed token: its BM25 score in every chunk holding it, as `(chunk ordinal,
     /// score)` in postings order (segments in order) — bm25s' precomputed score matrix;
     /// a query only sums these lists.
-    term_scores: TermScores,
+    pub(super) term_scores: TermScores,
     /// The query tokenizer, whose stem cache persists across queries.
     query_tokenizer: std::sync::Mutex<Tokenizer>,
 }
@@ -252,6 +254,40 @@ impl Bm25Index {
         Ok(idx)
     }
 
+    /// Builds the index of the repository at `root` in memory, without tantivy
+    /// ([`super::memory`]): the chunks and terms of files an earlier build chunked
+    /// come from `store`, those of files the graph builder parsed from `shared`, the
+    /// rest are chunked now; the scoring statistics are computed over all of them.
+    /// It answers every query as [`Bm25Index::build_for`]'s index with the same
+    /// `languages` does (same chunks, same scores); it has no source fingerprint and
+    /// is not saved: the chunk store is what a later build reuses. With the index,
+    /// whether every file's chunks came from `store`.
+    pub fn build_in_memory(
+        root: &Path,
+        store: Option<&chunk::ChunkStore>,
+        shared: Option<&chunk::TreeChunks>,
+        languages: &Selection,
+    ) -> Result<(Self, bool), Bm25Error> {
+        let started = std::time::Instant::now();
+        let (termed, not_reused) =
+            chunk::chunk_repo_counting(root, &ChunkConfig::default(), store, shared, languages)?;
+        let (chunks, terms): (Vec<Chunk>, Vec<String>) = termed.into_iter().unzip();
+        tracing::debug!(elapsed = ?started.elapsed(), chunks = chunks.len(), "BM25: corpus chunked");
+        let params = Bm25Params::default();
+        let (term_scores, avgdl) = super::memory::score_terms(&terms, params);
+        tracing::debug!(elapsed = ?started.elapsed(), terms = term_scores.len(), "BM25: terms scored in memory");
+        let index = Bm25Index {
+            index: None,
+            chunks,
+            avgdl,
+            params,
+            source_fingerprint: String::new(),
+            term_scores,
+            query_tokenizer: std::sync::Mutex::new(Tokenizer::new()),
+        };
+        Ok((index, store.is_some() && not_reused == 0))
+    }
+
     /// The source fingerprint (of every corpus file, so that an edit anywhere makes
     /// the index stale) and the chunks of the tree at `root` in the families
     /// `languages` chooses.
@@ -386,7 +422,7 @@ impl Bm25Index {
         let term_scores = precompute_scores(&searcher, f_tokens, &ords, &doc_lens, avgdl, params)?;
         tracing::debug!(elapsed = ?started.elapsed(), terms = term_scores.len(), "BM25: postings scored");
         Ok(Bm25Index {
-            index,
+            index: Some(index),
             chunks,
             avgdl,
             params,
@@ -625,9 +661,10 @@ impl Bm25Index {
         Ok(Some(scores))
     }
 
-    /// The underlying tantivy index (read-only use).
-    pub fn tantivy_index(&self) -> &Index {
-        &self.index
+    /// The underlying tantivy index (read-only use); `None` for an index built in
+    /// memory.
+    pub fn tantivy_index(&self) -> Option<&Index> {
+        self.index.as_ref()
     }
 }
 
@@ -637,8 +674,7 @@ fn all_terms(chunks: &[Chunk]) -> Vec<String> {
     chunks.par_iter().map(chunk::store::terms_of).collect()
 }
 
-/// Token → its `(chunk ordinal, score)` list.
-type TermScores = HashMap<Box<str>, Box<[(u32, f32)]>>;
+use super::memory::TermScores;
 
 /// A token's document frequency and `(chunk ordinal, term frequency)` postings.
 type RawPostings = (u64, Vec<(u32, u32)>);

@@ -27,6 +27,7 @@
 
 pub mod docs;
 pub mod index;
+mod memory;
 pub mod module;
 pub mod scoring;
 pub mod tokenize;
@@ -36,7 +37,7 @@ mod tests;
 
 use std::path::PathBuf;
 
-pub use docs::DocIndex;
+pub use docs::{DocIndex, DocIndexBuilder};
 pub use index::{Bm25Index, EmptyReason, Hit, SearchResults, source_fingerprint};
 pub use module::{ModuleHit, ModuleIndex};
 

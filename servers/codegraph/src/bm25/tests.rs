@@ -375,3 +375,76 @@ fn bm25_content_corpus_reads_the_repositorys_languages() {
     let saved = Bm25Index::build_saved(p, dir.path(), None, None, &Selection::Auto).expect("saved");
     assert_eq!(files(&saved), files(&auto));
 }
+
+#[test]
+fn scores_computed_in_memory_equal_those_read_from_tantivy() {
+    // The mini repository plus a chunk with a token tantivy drops for its length
+    // (it still counts in the chunk's length), over both storage paths.
+    let repo = tempfile::tempdir().expect("repo");
+    let mini = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/mini/repo");
+    let mut stack = vec![mini.clone()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).expect("list").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(&mini).expect("under mini");
+                let dst = repo.path().join(rel);
+                std::fs::create_dir_all(dst.parent().expect("parent")).expect("mkdir");
+                std::fs::copy(&p, dst).expect("copy");
+            }
+        }
+    }
+    // Digits: one BM25 token, but cheap for the chunker's BPE token count (which
+    // splits digit runs into threes).
+    let long = "1234567890".repeat(tantivy::tokenizer::MAX_TOKEN_LEN / 10 + 1);
+    std::fs::write(
+        repo.path().join("shopkeep/huge.py"),
+        format!("def huge_token():\n    return '{long} money money'\n"),
+    )
+    .expect("write");
+    let tantivy = Bm25Index::build(repo.path()).expect("build");
+    let store_dir = tempfile::tempdir().expect("store");
+    let store = crate::chunk::ChunkStore::new(store_dir.path().to_path_buf());
+    let (memory, cached) = Bm25Index::build_in_memory(
+        repo.path(),
+        Some(&store),
+        None,
+        &navbench_lang::family::Selection::Auto,
+    )
+    .expect("in memory");
+    assert!(!cached, "a first build chunks every file");
+    assert!(memory.tantivy_index().is_none());
+    assert_eq!(memory.chunks(), tantivy.chunks());
+    assert_eq!(memory.avgdl, tantivy.avgdl);
+    for q in [
+        "money allocate cents",
+        "tax rounding total",
+        "huge token money",
+        "inventory stock warehouse reservation",
+        "def return self",
+    ] {
+        assert_eq!(
+            memory.search(q, 50).expect("search"),
+            tantivy.search(q, 50).expect("search"),
+            "{q}"
+        );
+    }
+    // Every token's whole score list, to the float.
+    let mut a: Vec<_> = memory.term_scores.iter().collect();
+    let mut b: Vec<_> = tantivy.term_scores.iter().collect();
+    a.sort_by(|x, y| x.0.cmp(y.0));
+    b.sort_by(|x, y| x.0.cmp(y.0));
+    assert_eq!(a, b);
+    // Everything from the store now: reported as cached, same index.
+    let (again, cached) = Bm25Index::build_in_memory(
+        repo.path(),
+        Some(&store),
+        None,
+        &navbench_lang::family::Selection::Auto,
+    )
+    .expect("again");
+    assert!(cached);
+    assert_eq!(again.chunks(), tantivy.chunks());
+}

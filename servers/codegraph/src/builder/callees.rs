@@ -7,7 +7,7 @@
 //! result does not depend on the order entities are processed in, and entities
 //! are resolved in parallel.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use petgraph::visit::EdgeRef;
 
@@ -26,6 +26,13 @@ pub(crate) struct Scopes<'g> {
     global: HashMap<&'g str, Vec<NodeIndex>>,
     /// The short name of each node.
     short: Vec<&'g str>,
+}
+
+/// What an `__init__.py` file contributes to the file-level candidates of the
+/// files that reach it ([`Scopes::init_scope`]).
+pub(crate) struct InitScope<'g> {
+    by_name: HashMap<&'g str, Vec<NodeIndex>>,
+    aliases: Vec<(&'g str, NodeIndex)>,
 }
 
 /// What a file contributes to the candidates of each entity inside it: the
@@ -110,8 +117,61 @@ impl<'g> Scopes<'g> {
         }
     }
 
-    /// The file-level part of `find_all_possible_callee` for file `file`.
-    pub(crate) fn file_scope(&self, file: NodeIndex) -> FileScope<'g> {
+    /// What `__init__.py` file `init` adds to the file-level candidates of every
+    /// file that reaches it through imports: its inner nodes, then the inner nodes
+    /// and definitions its imports name, grouped by short name; and its import
+    /// aliases in order. It does not depend on the importing file (that file is never
+    /// a `contains` child of `init` or of a class), so it is computed once per
+    /// `__init__.py` rather than once per file that reaches it: sympy's package
+    /// `__init__` files re-export thousands of names to every module.
+    pub(crate) fn init_scope(&self, init: NodeIndex) -> InitScope<'g> {
+        let mut cands = Vec::new();
+        // No node is `NodeIndex::end()`: nothing is excluded.
+        self.inner(NodeIndex::end(), init, &mut cands);
+        let mut aliases = Vec::new();
+        self.visit_imports(init, &mut cands, &mut aliases);
+        InitScope {
+            by_name: self.group(cands),
+            aliases,
+        }
+    }
+
+    /// The candidates `src`'s imports add (`inner` nodes of imported files and
+    /// classes, imported classes and functions), and their aliases in order.
+    fn visit_imports(
+        &self,
+        src: NodeIndex,
+        cands: &mut Vec<NodeIndex>,
+        aliases: &mut Vec<(&'g str, NodeIndex)>,
+    ) {
+        for &(d, a) in &self.imports_out[src.index()] {
+            if let Some(a) = a {
+                aliases.push((a, d));
+            }
+            let k = self.kind(d);
+            if matches!(k, NodeKind::File | NodeKind::Class) {
+                self.inner(src, d, cands);
+            }
+            if matches!(k, NodeKind::Function | NodeKind::Class) {
+                cands.push(d);
+            }
+        }
+    }
+
+    /// Candidates grouped by short name, each group in node order without repeats.
+    fn group(&self, mut cands: Vec<NodeIndex>) -> HashMap<&'g str, Vec<NodeIndex>> {
+        cands.sort_unstable();
+        cands.dedup();
+        let mut by_name: HashMap<&'g str, Vec<NodeIndex>> = HashMap::new();
+        for c in cands {
+            by_name.entry(self.short(c)).or_default().push(c);
+        }
+        by_name
+    }
+
+    /// The `__init__.py` files `file` reaches through file-level imports, in the
+    /// original's discovery order.
+    fn reached_inits(&self, file: NodeIndex) -> Vec<NodeIndex> {
         let mut file_list: Vec<NodeIndex> = Vec::new();
         let mut stack = vec![file];
         while let Some(x) = stack.pop() {
@@ -126,32 +186,58 @@ impl<'g> Scopes<'g> {
                 }
             }
         }
-        let mut cands = Vec::new();
+        file_list
+    }
+
+    /// The file-level part of `find_all_possible_callee` for file `file`, for the
+    /// names in `needed` only (the names its entities call or inherit from: nothing
+    /// else is ever looked up in it), with the contributions of `__init__.py` files
+    /// taken from `inits` ([`Scopes::init_scope`]; computed here when missing). The
+    /// candidates of each name are those of the original's whole candidate list.
+    pub(crate) fn file_scope(
+        &self,
+        file: NodeIndex,
+        needed: &HashSet<&str>,
+        inits: &HashMap<NodeIndex, InitScope<'g>>,
+    ) -> FileScope<'g> {
+        let file_list = self.reached_inits(file);
+        let computed: Vec<(NodeIndex, InitScope<'g>)> = file_list
+            .iter()
+            .filter(|i| !inits.contains_key(*i))
+            .map(|&i| (i, self.init_scope(i)))
+            .collect();
+        let reached: Vec<&InitScope<'g>> = file_list
+            .iter()
+            .filter_map(|i| {
+                inits
+                    .get(i)
+                    .or_else(|| computed.iter().find(|(c, _)| c == i).map(|(_, s)| s))
+            })
+            .collect();
+        let mut own = Vec::new();
         let mut alias: HashMap<&'g str, NodeIndex> = HashMap::new();
-        let mut visit_imports = |src: NodeIndex, cands: &mut Vec<NodeIndex>| {
-            for &(d, a) in &self.imports_out[src.index()] {
-                if let Some(a) = a {
-                    alias.insert(a, d);
-                }
-                let k = self.kind(d);
-                if matches!(k, NodeKind::File | NodeKind::Class) {
-                    self.inner(src, d, cands);
-                }
-                if matches!(k, NodeKind::Function | NodeKind::Class) {
-                    cands.push(d);
+        for s in &reached {
+            alias.extend(s.aliases.iter().copied());
+        }
+        let mut own_aliases = Vec::new();
+        self.visit_imports(file, &mut own, &mut own_aliases);
+        alias.extend(own_aliases);
+        own.retain(|&c| needed.contains(self.short(c)));
+        let mut by_name = self.group(own);
+        for name in needed {
+            let mut key: Option<&'g str> = None;
+            let mut extra: Vec<NodeIndex> = Vec::new();
+            for s in &reached {
+                if let Some((k, v)) = s.by_name.get_key_value(*name) {
+                    key = Some(*k);
+                    extra.extend(v);
                 }
             }
-        };
-        for &init in &file_list {
-            self.inner(file, init, &mut cands);
-            visit_imports(init, &mut cands);
-        }
-        visit_imports(file, &mut cands);
-        cands.sort_unstable();
-        cands.dedup();
-        let mut by_name: HashMap<&'g str, Vec<NodeIndex>> = HashMap::new();
-        for c in cands {
-            by_name.entry(self.short(c)).or_default().push(c);
+            let Some(key) = key else { continue };
+            let list = by_name.entry(key).or_default();
+            list.extend(extra);
+            list.sort_unstable();
+            list.dedup();
         }
         FileScope { by_name, alias }
     }

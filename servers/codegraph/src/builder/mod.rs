@@ -418,9 +418,20 @@ fn add_entity_edges(
         .collect();
     let resolved: Vec<(Vec<NodeIndex>, Vec<NodeIndex>)> = {
         let scopes = callees::Scopes::new(graph);
+        // Every `__init__.py`'s contribution once, for all the files that reach it.
+        let inits: std::collections::HashMap<NodeIndex, callees::InitScope<'_>> = graph
+            .node_indices()
+            .filter(|&ix| {
+                let n = graph.node(ix);
+                n.kind == NodeKind::File && n.id.ends_with("__init__.py")
+            })
+            .collect::<Vec<_>>()
+            .into_par_iter()
+            .map(|ix| (ix, scopes.init_scope(ix)))
+            .collect();
         let file_scopes: Vec<(NodeIndex, callees::FileScope<'_>)> = parsed_files
             .par_iter()
-            .map(|&(f, _)| (f, scopes.file_scope(f)))
+            .map(|&(f, parsed)| (f, scopes.file_scope(f, &needed_names(parsed), &inits)))
             .collect();
         let scope_of = |f: NodeIndex| {
             file_scopes
@@ -450,6 +461,18 @@ fn add_entity_edges(
             graph.add_edge(*ix, t, edge(EdgeKind::Inherits, None));
         }
     }
+}
+
+/// The names the entities of `parsed` call or inherit from: all that entity
+/// resolution looks up in the file's scope.
+fn needed_names(parsed: &ParsedFile) -> std::collections::HashSet<&str> {
+    parsed
+        .entities
+        .iter()
+        .filter_map(|e| e.analysis.as_ref())
+        .flat_map(|a| a.invokes.iter().chain(&a.inherits))
+        .map(String::as_str)
+        .collect()
 }
 
 /// Step 2: every file read and extracted (or its extraction taken from `store`), in
@@ -504,7 +527,17 @@ fn extract_all(
             .par_iter()
             .zip(&keys)
             .filter_map(|(o, k)| match (o, k) {
-                (Some(FileOutcome::Read { extracted, .. }), Some(k)) => {
+                (
+                    Some(FileOutcome::Read {
+                        extracted, reused, ..
+                    }),
+                    Some(k),
+                ) => {
+                    // A reused entry is copied as it is (it decoded to this
+                    // extraction); only the parsed files are encoded.
+                    if let Some(blob) = pack.as_ref().filter(|_| *reused).and_then(|p| p.blob(*k)) {
+                        return Some((*k, blob.to_vec()));
+                    }
                     let mut w = crate::cache::Writer(Vec::new());
                     encode::encode(&mut w, extracted);
                     Some((*k, w.0))

@@ -206,6 +206,19 @@ pub fn chunk_repo_with_terms(
     shared: Option<&TreeChunks>,
     languages: &Selection,
 ) -> Result<Vec<store::TermedChunk>, ChunkError> {
+    chunk_repo_counting(root, cfg, store, shared, languages).map(|(chunks, _)| chunks)
+}
+
+/// [`chunk_repo_with_terms`], with the number of files whose chunks were stored
+/// (chunked now, or from the graph builder's parse) rather than taken from `store`
+/// (0 without a store).
+pub fn chunk_repo_counting(
+    root: &Path,
+    cfg: &ChunkConfig,
+    store: Option<&ChunkStore>,
+    shared: Option<&TreeChunks>,
+    languages: &Selection,
+) -> Result<(Vec<store::TermedChunk>, usize), ChunkError> {
     use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
     let (reused, stored, from_graph) = (
         AtomicUsize::new(0),
@@ -231,12 +244,10 @@ pub fn chunk_repo_with_terms(
             None => store::with_terms(store::chunk_file(rel, bytes, cfg)),
         }
     })?;
-    tracing::debug!(
-        from_graph = from_graph.into_inner(),
-        "files chunked from the graph builder's parse"
-    );
+    let from_graph = from_graph.into_inner();
+    tracing::debug!(from_graph, "files chunked from the graph builder's parse");
+    let stored = stored.into_inner();
     if let Some(store) = store {
-        let stored = stored.into_inner();
         tracing::debug!(
             reused = reused.into_inner(),
             stored,
@@ -247,7 +258,7 @@ pub fn chunk_repo_with_terms(
             store.evict_in_background();
         }
     }
-    Ok(out)
+    Ok((out, stored))
 }
 
 /// `per_file(rel, bytes)` of every corpus file of the families `languages` chooses

@@ -34,7 +34,7 @@ fn mini_files() -> Vec<(String, String)> {
 }
 
 /// The trees of the sequence: each a full list of files.
-fn commits() -> Vec<Vec<(String, String)>> {
+pub(crate) fn commits() -> Vec<Vec<(String, String)>> {
     let first = mini_files();
     let py: Vec<String> = first
         .iter()

@@ -39,8 +39,8 @@ use rayon::prelude::*;
 
 pub use corpus::{FunctionDoc, TestFilter};
 
-use crate::bm25::DocIndex;
 use crate::bm25::tokenize::Tokenizer;
+use crate::bm25::{DocIndex, DocIndexBuilder};
 use crate::builder::FileStore;
 use store::FileDocs;
 
@@ -172,38 +172,7 @@ impl FunctionIndex {
         let started = Instant::now();
         let store = store_dir.map(store::store);
         let (files, texts, pack) = timings.time(Part::Fingerprint, || {
-            let mut files = corpus::source_files(root).map_err(|source| FunctionsError::Walk {
-                root: root.to_path_buf(),
-                source,
-            })?;
-            let families = languages.resolve(files.iter().map(|f| f.rel.as_str()));
-            files.retain(|f| families.contains(&f.rel));
-            let texts: Vec<FileText> = files
-                .par_iter()
-                .map(|f| {
-                    if filter.is_test(&f.rel) {
-                        return FileText::Test;
-                    }
-                    match corpus::read_source(&f.abs) {
-                        None => FileText::Undecodable,
-                        Some(text) => {
-                            let key = store::key(&f.rel, &text);
-                            FileText::Text(text, key)
-                        }
-                    }
-                })
-                .collect();
-            let pack = store.as_ref().and_then(|s| {
-                let keys: Vec<store::FileKey> = texts
-                    .iter()
-                    .filter_map(|t| match t {
-                        FileText::Text(_, k) => Some(*k),
-                        _ => None,
-                    })
-                    .collect();
-                s.best_pack(&keys)
-            });
-            Ok::<_, FunctionsError>((files, texts, pack))
+            read_tree(root, filter, languages, store.as_ref())
         })?;
         let outcomes: Vec<FileOutcome> = timings.time(Part::Parse, || {
             files
@@ -228,33 +197,7 @@ impl FunctionIndex {
         if let Some(store) = &store {
             timings.time(Part::Write, || save(store, pack.as_ref(), &outcomes));
         }
-        let mut stats = CorpusStats {
-            source_files: files.len(),
-            ..CorpusStats::default()
-        };
-        let mut docs = Vec::new();
-        let mut tokens = Vec::new();
-        for outcome in outcomes {
-            match outcome {
-                FileOutcome::Test => stats.test_files += 1,
-                FileOutcome::Undecodable => stats.undecodable_files += 1,
-                FileOutcome::Read {
-                    docs: FileDocs::Unparsable,
-                    ..
-                } => stats.unparsable_files += 1,
-                FileOutcome::Read {
-                    docs: FileDocs::Docs(list),
-                    ..
-                } => {
-                    for (meta, toks) in list {
-                        docs.push(meta);
-                        tokens.push(toks);
-                    }
-                }
-            }
-        }
-        stats.documents = docs.len();
-        let index = timings.time(Part::Text, || DocIndex::build(tokens));
+        let (docs, index, stats) = timings.time(Part::Text, || gather(files.len(), outcomes));
         Ok(FunctionIndex {
             root: root.to_path_buf(),
             filter,
@@ -329,12 +272,92 @@ impl FunctionIndex {
     }
 }
 
+/// A tree's source files, each one's text and store key (or why it is not read),
+/// and the store's pack holding most of them.
+type TreeFiles = (Vec<corpus::SourceFile>, Vec<FileText>, Option<store::Pack>);
+
+/// The source files of the families `languages` chooses under `root`, each one's
+/// text and store key (or why it is not read), and the store's pack holding most
+/// of them.
+fn read_tree(
+    root: &Path,
+    filter: TestFilter,
+    languages: &Selection,
+    store: Option<&FileStore>,
+) -> Result<TreeFiles, FunctionsError> {
+    let mut files = corpus::source_files(root).map_err(|source| FunctionsError::Walk {
+        root: root.to_path_buf(),
+        source,
+    })?;
+    let families = languages.resolve(files.iter().map(|f| f.rel.as_str()));
+    files.retain(|f| families.contains(&f.rel));
+    let texts: Vec<FileText> = files
+        .par_iter()
+        .map(|f| {
+            if filter.is_test(&f.rel) {
+                return FileText::Test;
+            }
+            match corpus::read_source(&f.abs) {
+                None => FileText::Undecodable,
+                Some(text) => {
+                    let key = store::key(&f.rel, &text);
+                    FileText::Text(text, key)
+                }
+            }
+        })
+        .collect();
+    let pack = store.and_then(|s| {
+        let keys: Vec<store::FileKey> = texts
+            .iter()
+            .filter_map(|t| match t {
+                FileText::Text(_, k) => Some(*k),
+                _ => None,
+            })
+            .collect();
+        s.best_pack(&keys)
+    });
+    Ok((files, texts, pack))
+}
+
+/// The documents (corpus order), their BM25 index and the corpus statistics of
+/// the outcomes of `source_files` files.
+fn gather(
+    source_files: usize,
+    outcomes: Vec<FileOutcome>,
+) -> (Vec<DocMeta>, DocIndex, CorpusStats) {
+    let mut stats = CorpusStats {
+        source_files,
+        ..CorpusStats::default()
+    };
+    let mut docs = Vec::new();
+    let mut index = DocIndexBuilder::default();
+    for outcome in outcomes {
+        match outcome {
+            FileOutcome::Test => stats.test_files += 1,
+            FileOutcome::Undecodable => stats.undecodable_files += 1,
+            FileOutcome::Read {
+                docs: FileDocs::Unparsable,
+                ..
+            } => stats.unparsable_files += 1,
+            FileOutcome::Read {
+                docs: FileDocs::Docs { vocab, docs: list },
+                ..
+            } => {
+                index.add_file(&vocab, list.iter().map(|(_, t)| &t[..]));
+                docs.extend(list.into_iter().map(|(meta, _)| meta));
+            }
+        }
+    }
+    stats.documents = docs.len();
+    (docs, index.finish(), stats)
+}
+
 /// A file's documents and their tokens, read from its text.
 fn read_docs(tokenizer: &mut Tokenizer, rel: &str, text: &str) -> FileDocs {
     let Some(docs) = corpus::file_documents(rel, text) else {
         return FileDocs::Unparsable;
     };
-    FileDocs::Docs(
+    FileDocs::from_tokens(
         docs.into_iter()
             .map(|d| {
                 let tokens = tokenizer.tokenize(&d.text);
@@ -382,6 +405,6 @@ fn save(store: &FileStore, pack: Option<&store::Pack>, outcomes: &[FileOutcome])
 }
 
 #[cfg(test)]
-mod incremental_tests;
+pub(crate) mod incremental_tests;
 #[cfg(test)]
 mod tests;

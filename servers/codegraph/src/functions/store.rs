@@ -12,7 +12,8 @@
 //!
 //! Entry encoding: `0` (unparsable), or `1 | n_vocab u32 | n_vocab × str | n_docs u32
 //! | n_docs × (id str | start u64 | end u64 | n u32 | n × token u32)`: tokens as
-//! indices into the file's own vocabulary, which keeps entries small.
+//! indices into the file's own vocabulary, which keeps entries small and is how
+//! [`FileDocs`] holds them in memory too.
 
 use std::collections::HashMap;
 
@@ -42,39 +43,63 @@ pub(crate) fn key(rel: &str, text: &str) -> FileKey {
 pub(crate) enum FileDocs {
     /// CPython would not parse it: no documents.
     Unparsable,
-    /// Its documents, in corpus order, with their tokens.
-    Docs(Vec<(DocMeta, Vec<String>)>),
+    /// Its documents, in corpus order, each with its tokens as indices into the
+    /// file's vocabulary (tokens in first-use order): the index numbers each distinct
+    /// token of a file once, not each occurrence.
+    Docs {
+        /// The file's distinct tokens, in first-use order.
+        vocab: Vec<String>,
+        /// Each document and its tokens (indices into `vocab`).
+        docs: Vec<(DocMeta, Vec<u32>)>,
+    },
+}
+
+impl FileDocs {
+    /// The documents of one file from their token lists.
+    pub(crate) fn from_tokens(list: Vec<(DocMeta, Vec<String>)>) -> FileDocs {
+        let mut numbers: HashMap<String, u32> = HashMap::new();
+        let mut vocab: Vec<String> = Vec::new();
+        let docs = list
+            .into_iter()
+            .map(|(meta, tokens)| {
+                let ids = tokens
+                    .into_iter()
+                    .map(|t| {
+                        if let Some(&n) = numbers.get(&t) {
+                            return n;
+                        }
+                        let n = vocab.len() as u32;
+                        vocab.push(t.clone());
+                        numbers.insert(t, n);
+                        n
+                    })
+                    .collect();
+                (meta, ids)
+            })
+            .collect();
+        FileDocs::Docs { vocab, docs }
+    }
 }
 
 /// Appends the encoding of `docs` to `w`.
 pub(crate) fn encode(w: &mut Writer, docs: &FileDocs) {
-    let FileDocs::Docs(list) = docs else {
+    let FileDocs::Docs { vocab, docs } = docs else {
         w.u8(0);
         return;
     };
     w.u8(1);
-    let mut vocab: HashMap<&str, u32> = HashMap::new();
-    let mut order: Vec<&str> = Vec::new();
-    for (_, tokens) in list {
-        for t in tokens {
-            vocab.entry(t.as_str()).or_insert_with(|| {
-                order.push(t.as_str());
-                (order.len() - 1) as u32
-            });
-        }
-    }
-    w.u32(order.len() as u32);
-    for t in &order {
+    w.u32(vocab.len() as u32);
+    for t in vocab {
         w.str(t);
     }
-    w.u32(list.len() as u32);
-    for (meta, tokens) in list {
+    w.u32(docs.len() as u32);
+    for (meta, tokens) in docs {
         w.str(&meta.id);
         w.u64(meta.start_line as u64);
         w.u64(meta.end_line as u64);
         w.u32(tokens.len() as u32);
-        for t in tokens {
-            w.u32(vocab[t.as_str()]);
+        for &t in tokens {
+            w.u32(t);
         }
     }
 }
@@ -88,12 +113,12 @@ pub(crate) fn decode(bytes: &[u8], rel: &str) -> Result<FileDocs, CacheError> {
         _ => return Err(corrupt("unknown entry tag")),
     }
     let n_vocab = r.u32()? as usize;
-    let mut vocab: Vec<&str> = Vec::with_capacity(n_vocab.min(bytes.len()));
+    let mut vocab: Vec<String> = Vec::with_capacity(n_vocab.min(bytes.len()));
     for _ in 0..n_vocab {
-        vocab.push(r.str()?);
+        vocab.push(r.str()?.to_string());
     }
     let n_docs = r.u32()? as usize;
-    let mut list = Vec::with_capacity(n_docs.min(bytes.len()));
+    let mut docs = Vec::with_capacity(n_docs.min(bytes.len()));
     for _ in 0..n_docs {
         let id = r.str()?.to_string();
         let start_line = r.usize()?;
@@ -101,10 +126,11 @@ pub(crate) fn decode(bytes: &[u8], rel: &str) -> Result<FileDocs, CacheError> {
         let n = r.u32()? as usize;
         let mut tokens = Vec::with_capacity(n.min(bytes.len()));
         for _ in 0..n {
-            let t = vocab
-                .get(r.u32()? as usize)
-                .ok_or_else(|| corrupt("token outside the vocabulary"))?;
-            tokens.push((*t).to_string());
+            let t = r.u32()?;
+            if t as usize >= vocab.len() {
+                return Err(corrupt("token outside the vocabulary"));
+            }
+            tokens.push(t);
         }
         let meta = DocMeta {
             id,
@@ -112,12 +138,12 @@ pub(crate) fn decode(bytes: &[u8], rel: &str) -> Result<FileDocs, CacheError> {
             start_line,
             end_line,
         };
-        list.push((meta, tokens));
+        docs.push((meta, tokens));
     }
     if r.pos != bytes.len() {
         return Err(corrupt("trailing bytes"));
     }
-    Ok(FileDocs::Docs(list))
+    Ok(FileDocs::Docs { vocab, docs })
 }
 
 /// The entry of `key` in `pack`, decoded; `None` (the file is read again) when the
@@ -145,12 +171,21 @@ mod tests {
             end_line: b,
         };
         let toks = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
-        let docs = FileDocs::Docs(vec![
+        let docs = FileDocs::from_tokens(vec![
             (meta("pkg/m.py/f", 1, 3), toks("cart total cart")),
             (meta("pkg/m.py/C/g", 5, 9), toks("total price")),
             (meta("pkg/m.py/h", 10, 10), Vec::new()),
         ]);
-        for d in [docs, FileDocs::Unparsable, FileDocs::Docs(Vec::new())] {
+        let FileDocs::Docs { vocab, docs: list } = &docs else {
+            panic!("documents")
+        };
+        assert_eq!(vocab, &["cart", "total", "price"]);
+        assert_eq!(list[0].1, [0, 1, 0]);
+        for d in [
+            docs.clone(),
+            FileDocs::Unparsable,
+            FileDocs::from_tokens(Vec::new()),
+        ] {
             let mut w = Writer(Vec::new());
             encode(&mut w, &d);
             assert_eq!(decode(&w.0, "pkg/m.py").unwrap(), d);

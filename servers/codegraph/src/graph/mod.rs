@@ -337,6 +337,25 @@ impl CodeGraph {
         edges
     }
 
+    /// Every node's `(neighbour, edge type)` lists, outgoing and incoming, each in
+    /// the order of [`CodeGraph::out_edges`] / [`CodeGraph::in_edges`]: computed for
+    /// all nodes in one pass over the edges (in insertion order) instead of one sort
+    /// and one hash map per node.
+    pub fn nx_adjacency(&self) -> NxAdjacency {
+        let n = self.graph.node_count();
+        let mut out: Vec<Vec<(NodeIndex, EdgeKind)>> = vec![Vec::new(); n];
+        let mut inc: Vec<Vec<(NodeIndex, EdgeKind)>> = vec![Vec::new(); n];
+        for e in self.graph.raw_edges() {
+            out[e.source().index()].push((e.target(), e.weight.kind));
+            inc[e.target().index()].push((e.source(), e.weight.kind));
+        }
+        let mut rank = vec![u32::MAX; n];
+        for list in out.iter_mut().chain(inc.iter_mut()) {
+            group_by_first_seen(list, &mut rank);
+        }
+        NxAdjacency { out, inc }
+    }
+
     /// The underlying petgraph graph, for algorithms.
     pub fn petgraph(&self) -> &DiGraph<Node, Edge> {
         &self.graph
@@ -363,6 +382,39 @@ impl CodeGraph {
             counts[e.kind.key()].1 += 1;
         }
         counts
+    }
+}
+
+/// Every node's neighbour lists in networkx order ([`CodeGraph::nx_adjacency`]).
+#[derive(Debug, Clone, Default)]
+pub struct NxAdjacency {
+    /// Per node: `(target, edge type)` of its outgoing edges.
+    pub out: Vec<Vec<(NodeIndex, EdgeKind)>>,
+    /// Per node: `(source, edge type)` of its incoming edges.
+    pub inc: Vec<Vec<(NodeIndex, EdgeKind)>>,
+}
+
+/// Stably groups `list` (in edge insertion order) by neighbour, neighbours in the
+/// order first seen: what `nx_ordered` does. `rank` is scratch space indexed by
+/// node, all `u32::MAX` on entry and on return.
+fn group_by_first_seen(list: &mut [(NodeIndex, EdgeKind)], rank: &mut [u32]) {
+    if list.len() < 2 {
+        return;
+    }
+    let mut next = 0u32;
+    for (t, _) in list.iter() {
+        let r = &mut rank[t.index()];
+        if *r == u32::MAX {
+            *r = next;
+            next += 1;
+        }
+    }
+    // All neighbours distinct: ranks already ascend.
+    if next as usize != list.len() {
+        list.sort_by_key(|(t, _)| rank[t.index()]);
+    }
+    for (t, _) in list.iter() {
+        rank[t.index()] = u32::MAX;
     }
 }
 

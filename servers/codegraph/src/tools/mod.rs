@@ -22,6 +22,8 @@ mod traversal;
 #[cfg(test)]
 mod polyglot_tests;
 #[cfg(test)]
+mod sequence_tests;
+#[cfg(test)]
 mod warm_tests;
 
 pub use args::*;

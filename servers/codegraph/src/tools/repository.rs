@@ -168,15 +168,17 @@ impl CodegraphTools {
         Ok(ToolOutput::ok(text, data).with_meta(meta))
     }
 
-    /// The graph and the BM25 content index of the tree at `root`, each loaded from
-    /// `entry` when it is there and current (both looked up at once), else built; with
-    /// how the graph cache was used (`hit`, `miss`, `forced`, `corrupt`).
+    /// The graph and the BM25 content index of the tree at `root`: the graph loaded
+    /// from `entry` when it is there and current, else built; with how the graph
+    /// cache was used (`hit`, `miss`, `forced`, `corrupt`). The content index is
+    /// built in memory either way, every unchanged file's chunks and terms taken
+    /// from the chunk store.
     ///
-    /// They depend only on the tree. When both must be built, the graph builder's
-    /// parse of each file also gives the file's chunks ([`crate::chunk::TreeChunks`]),
-    /// so each file is parsed once, and the content index is built while the graph
-    /// is assembled and saved. Chunks, like parse results, are shared by every tree
-    /// built with this cache.
+    /// When the graph must be built, the graph builder's parse of each file also
+    /// gives the file's chunks ([`crate::chunk::TreeChunks`]), so each changed file
+    /// is parsed once, and the content index is built while the graph is assembled
+    /// and saved. Chunks, like parse results, are shared by every tree built with
+    /// this cache.
     fn graph_and_content(
         &self,
         root: &Path,
@@ -185,50 +187,24 @@ impl CodegraphTools {
         t: &TimingsRecorder,
     ) -> Result<(crate::graph::CodeGraph, &'static str, ContentIndex), ToolError> {
         let chunk_store = crate::chunk::ChunkStore::new(self.cache_dir.join("chunks"));
-        let index_dir = entry.dir.join("bm25");
         // The content index reads the graph's languages: `search_code` then finds code
-        // in the graph's files only (a Python project's JS assets in neither).
+        // in the graph's files only (a Python project's JS assets in neither). It is
+        // built in memory from the chunk store (only files it lacks are chunked) and
+        // not saved: the store is what the next tree reuses.
         let build_content = |shared: Option<&crate::chunk::TreeChunks>, families: Families| {
             let started = Instant::now();
             let languages = Selection::Only(families);
-            let content = crate::retrievers::build_content(
-                root,
-                &index_dir,
-                Some(&chunk_store),
-                shared,
-                &languages,
-            );
+            let content = Bm25Index::build_in_memory(root, Some(&chunk_store), shared, &languages);
             t.add(Part::Text, started.elapsed());
             tracing::debug!(elapsed = ?started.elapsed(), "BM25 content index built");
             content
         };
-        let (graph, saved) = rayon::join(
-            || t.time(Part::Graph, || self.cached_graph(entry, force)),
-            || match force {
-                true => Ok(None),
-                false => t.time(Part::Text, || {
-                    crate::retrievers::open_content(root, &index_dir)
-                }),
-            },
-        );
-        let why = match (graph, saved) {
-            (Ok(graph), Ok(Some(idx))) => return Ok((graph, "hit", Ok((idx, true)))),
-            (Ok(graph), Ok(None)) => {
+        let why = match t.time(Part::Graph, || self.cached_graph(entry, force)) {
+            Ok(graph) => {
                 let families = crate::retrievers::graph_families(&graph);
                 return Ok((graph, "hit", build_content(None, families)));
             }
-            (Ok(graph), Err(e)) => return Ok((graph, "hit", Err(e))),
-            (Err(why), Ok(Some(idx))) => {
-                return Ok((
-                    self.build_and_save(root, entry, None, t)?,
-                    why,
-                    Ok((idx, true)),
-                ));
-            }
-            (Err(why), Err(e)) => {
-                return Ok((self.build_and_save(root, entry, None, t)?, why, Err(e)));
-            }
-            (Err(why), Ok(None)) => why,
+            Err(why) => why,
         };
         let shared = crate::chunk::TreeChunks::new(
             root,
@@ -302,18 +278,6 @@ impl CodegraphTools {
                 root.display()
             ))
         })
-    }
-
-    /// Builds the graph of `root` and saves it in `entry`.
-    fn build_and_save(
-        &self,
-        root: &Path,
-        entry: &CacheEntry,
-        trees: Option<Arc<dyn crate::builder::TreeSink>>,
-        t: &TimingsRecorder,
-    ) -> Result<crate::graph::CodeGraph, ToolError> {
-        let extraction = t.time(Part::Parse, || self.extract(root, trees))?;
-        Ok(self.assemble_and_save(extraction, entry, t))
     }
 
     /// The graph from an extraction, saved in `entry` (a failure to save is logged).

@@ -182,27 +182,15 @@ impl RepoGraph {
     /// Precomputes everything for `graph`.
     pub fn new(graph: CodeGraph) -> RepoGraph {
         let n = graph.node_count();
-        let mut out = Vec::with_capacity(n);
-        let mut inc = Vec::with_capacity(n);
         let mut test = Vec::with_capacity(n);
         let mut names: HashMap<String, Vec<NodeIndex>> = HashMap::new();
         let mut names_lower: HashMap<String, Vec<NodeIndex>> = HashMap::new();
+        let adjacency = graph.nx_adjacency();
+        let boxed = |lists: Vec<Vec<Adjacent>>| -> Vec<Box<[Adjacent]>> {
+            lists.into_iter().map(Vec::into_boxed_slice).collect()
+        };
+        let (out, inc) = (boxed(adjacency.out), boxed(adjacency.inc));
         for ix in graph.node_indices() {
-            use crate::graph::EdgeRef as _;
-            out.push(
-                graph
-                    .out_edges(ix)
-                    .iter()
-                    .map(|e| (e.target(), e.weight().kind))
-                    .collect(),
-            );
-            inc.push(
-                graph
-                    .in_edges(ix)
-                    .iter()
-                    .map(|e| (e.source(), e.weight().kind))
-                    .collect(),
-            );
             let id = &graph.node(ix).id;
             let is_test = is_test_file(id);
             test.push(is_test);
