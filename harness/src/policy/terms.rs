@@ -478,6 +478,21 @@ fn without_trailers(text: &str) -> String {
     TRAILER.replace_all(text, "").into_owned()
 }
 
+/// Fewer identifiers than this in an issue and its plain words are searched too
+/// ([`words_to_search`]).
+pub const FEW_IDENTIFIERS: usize = 3;
+
+/// The plain words a search adds for an issue whose extraction `ex` gave fewer than
+/// [`FEW_IDENTIFIERS`] identifiers ([`plain_words`]); none otherwise. One rule for the
+/// built-in text policy and declared policies (`for_each = "words"`).
+pub fn words_to_search(ex: &Extracted, issue: &str) -> Vec<String> {
+    if ex.terms.len() < FEW_IDENTIFIERS {
+        plain_words(issue)
+    } else {
+        Vec::new()
+    }
+}
+
 /// The issue's plain words, for a search that found no identifier to look for: what a
 /// developer greps for when a report says only "redirects ignore single-slash
 /// locations". Lower-cased words of at least 5 letters, no stop word, trailers and

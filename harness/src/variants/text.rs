@@ -18,7 +18,7 @@
 //! 2. Terms are extracted from the issue ([`crate::policy::terms`]); the top
 //!    [`MAX_TERMS`] are grepped one call each, as whole words (`\bterm\b`), in those
 //!    languages' files (`*.py` for a Python project). An issue with fewer than
-//!    [`FEW_TERMS`] identifiers (a commit message such as "HTTP redirects use standard
+//!    [`terms::FEW_IDENTIFIERS`] identifiers (a commit message such as "HTTP redirects use standard
 //!    URL resolution") has its plain words grepped too, case-insensitively
 //!    ([`terms::plain_words`]).
 //! 3. Files are ranked by IDF-weighted hits: for term t with document frequency df,
@@ -221,7 +221,7 @@ async fn list_source_files(driver: &mut Driver<'_>) -> anyhow::Result<(Families,
 }
 
 /// The terms grepped for, with their patterns: the issue's identifiers as whole words;
-/// when it has fewer than [`FEW_TERMS`], its plain words too
+/// when it has fewer than [`terms::FEW_IDENTIFIERS`], its plain words too
 /// ([`terms::plain_words`]), case-insensitive inside identifiers (`redirect` finds
 /// `followRedirects`), at half a bare identifier's weight. A developer whose report
 /// names no code greps for what it talks about rather than for nothing.
@@ -229,8 +229,8 @@ fn search_terms(ex: &Extracted, issue: &str, max_terms: usize) -> Vec<(Term, Str
     let mut out: Vec<(Term, String)> = (ex.terms.iter().take(max_terms))
         .map(|t| (t.clone(), format!(r"\b{}\b", regex::escape(&t.text))))
         .collect();
-    if out.len() < FEW_TERMS {
-        let words = terms::plain_words(issue);
+    if out.len() < terms::FEW_IDENTIFIERS {
+        let words = terms::words_to_search(ex, issue);
         for w in words.into_iter().take(max_terms.saturating_sub(out.len())) {
             let pattern = format!("(?i){}", regex::escape(&w));
             let term = Term {
@@ -243,9 +243,6 @@ fn search_terms(ex: &Extracted, issue: &str, max_terms: usize) -> Vec<(Term, Str
     }
     out
 }
-
-/// Fewer identifiers than this and the plain words are searched too.
-const FEW_TERMS: usize = 3;
 
 /// Steps 2–3: greps the top terms and scores files by IDF-weighted hits; keeps each
 /// term's hits for the entity stage.

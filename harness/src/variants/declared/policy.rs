@@ -50,6 +50,17 @@ pub fn plan(step: &Step, ex: &Extracted, base: &BTreeMap<&'static str, String>) 
                 )
             })
             .collect(),
+        Some("words") => {
+            let issue = base.get("problem_statement").map_or("", String::as_str);
+            terms::words_to_search(ex, issue)
+                .into_iter()
+                .take(step.limit)
+                .map(|w| {
+                    let regex = regex::escape(&w);
+                    with(vec![("word", w), ("word_regex", regex)], 1.0)
+                })
+                .collect()
+        }
         Some("paths") => ex
             .paths
             .iter()

@@ -105,7 +105,7 @@ impl Default for FusionDecl {
 pub struct StepDecl {
     pub tool: Spanned<String>,
     pub args: Option<Spanned<toml::Table>>,
-    /// `identifiers`, `paths` or `frames`: one call per item (absent: one call).
+    /// `identifiers`, `words`, `paths` or `frames`: one call per item (absent: one call).
     pub for_each: Option<Spanned<String>>,
     /// At most this many items of `for_each` (default 10).
     pub limit: Option<usize>,

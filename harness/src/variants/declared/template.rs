@@ -26,6 +26,7 @@ pub const BASE_FIELDS: &[&str] = &[
 /// The `for_each` values and the item fields each adds.
 pub const FOR_EACH: &[(&str, &[&str])] = &[
     ("identifiers", &["identifier", "identifier_regex"]),
+    ("words", &["word", "word_regex"]),
     ("paths", &["path", "path_name"]),
     ("frames", &["frame_path", "frame_line", "frame_func"]),
 ];

@@ -415,7 +415,7 @@ extract = { items = "/matches/*", path = "/path", line = "/line" }
             e.starts_with("v.toml:8:") && e.contains("unknown field `weigth`"),
             "{e}"
         );
-        let e = err(&GOOD.replace("\"identifiers\"", "\"words\""));
+        let e = err(&GOOD.replace("\"identifiers\"", "\"sentences\""));
         assert!(
             e.starts_with("v.toml:8:") && e.contains("\"frames\""),
             "{e}"
