@@ -135,6 +135,23 @@ pub const CALL_HEADER: [&str; 11] = [
     TRIAL_COLUMN,
 ];
 
+/// The cells of one call's `calls.csv` row before its `trial` (the [`CALL_HEADER`]
+/// order): one writer for a run's rows and the standalone proxy's.
+pub fn call_cells(instance_id: &str, variant: &str, c: &CallRecord) -> Vec<String> {
+    vec![
+        instance_id.to_string(),
+        variant.to_string(),
+        c.step.to_string(),
+        c.tool.clone(),
+        c.args.clone(),
+        format!("{:.3}", c.latency_ms),
+        c.response_bytes.to_string(),
+        c.response_tokens.to_string(),
+        c.is_error.to_string(),
+        c.error.clone(),
+    ]
+}
+
 /// Run settings saved as `run.json`, so later commands know what a run measured and
 /// `compare` / `merge` can refuse runs that measured different things. Fields added
 /// after the first release default to empty when an older `run.json` lacks them.
@@ -323,19 +340,8 @@ impl RunOutput {
         trial: Trial,
         c: &CallRecord,
     ) -> anyhow::Result<()> {
-        let row = vec![
-            instance_id.to_string(),
-            variant.to_string(),
-            c.step.to_string(),
-            c.tool.clone(),
-            c.args.clone(),
-            format!("{:.3}", c.latency_ms),
-            c.response_bytes.to_string(),
-            c.response_tokens.to_string(),
-            if c.is_error { "true" } else { "false" }.to_string(),
-            c.error.clone(),
-            trial.to_string(),
-        ];
+        let mut row = call_cells(instance_id, variant, c);
+        row.push(trial.to_string());
         let pair = (instance_id.to_string(), variant.to_string(), trial);
         self.append_with(&self.calls, &pair, [row], false)
     }

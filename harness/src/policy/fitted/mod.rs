@@ -75,11 +75,21 @@ pub fn finish_cached(
 ) -> anyhow::Result<Locations> {
     let issue = &task.instance.problem_statement;
     let Some(knob) = knob_of(variant) else {
-        return Ok(secondary::source_first_cached(loc, task.workdir, issue, judged));
+        return Ok(secondary::source_first_cached(
+            loc,
+            task.workdir,
+            issue,
+            judged,
+        ));
     };
     if !is_on(task, knob) {
         let loc = cut(loc, ANSWER_LEN);
-        return Ok(secondary::source_first_cached(loc, task.workdir, issue, judged));
+        return Ok(secondary::source_first_cached(
+            loc,
+            task.workdir,
+            issue,
+            judged,
+        ));
     }
     let model = builtin(variant.name())?;
     let loc = secondary::source_first_cached(loc, task.workdir, issue, judged);

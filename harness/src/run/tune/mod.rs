@@ -282,7 +282,9 @@ async fn play_settings(
             let pred = variant
                 .localize(&mut driver, &task)
                 .await
-                .and_then(|loc| crate::policy::fitted::finish_cached(variant, loc, &task, &mut judged))
+                .and_then(|loc| {
+                    crate::policy::fitted::finish_cached(variant, loc, &task, &mut judged)
+                })
                 .unwrap_or_else(|_| Locations::default());
             driver.records.clear();
             let accs = loo::accs(&prep.gold, &pred);

@@ -80,18 +80,7 @@ impl CallsFile {
     /// Appends one call's row, flushed and synced.
     pub fn append(&self, c: &CallRecord) -> anyhow::Result<()> {
         let mut w = csv::Writer::from_writer(Vec::new());
-        let mut row = vec![
-            self.instance_id.clone(),
-            self.variant.clone(),
-            c.step.to_string(),
-            c.tool.clone(),
-            c.args.clone(),
-            format!("{:.3}", c.latency_ms),
-            c.response_bytes.to_string(),
-            c.response_tokens.to_string(),
-            c.is_error.to_string(),
-            c.error.clone(),
-        ];
+        let mut row = crate::record::output::call_cells(&self.instance_id, &self.variant, c);
         if self.with_trial {
             row.push(crate::policy::Trial::FIRST.to_string());
         }

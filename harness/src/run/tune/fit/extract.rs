@@ -16,7 +16,6 @@ use std::time::Instant;
 
 use anyhow::Context as _;
 
-use crate::checkout::RepoCache;
 use crate::data::dataset::{Instance, Locations};
 use crate::policy::fitted::{ANSWER_LEN, cut, features};
 use crate::policy::knobs::Knobs;
@@ -25,7 +24,7 @@ use crate::run::pipeline::{self, FinishedTrees, PreparedInstance};
 use crate::session::mcp_client::McpSession;
 use crate::variants::{self, ReadyVariant};
 
-use super::super::TuneConfig;
+use super::super::{TuneConfig, prepare};
 
 /// The level names, as `features.csv` writes them.
 pub const LEVELS: [&str; 3] = ["file", "module", "function"];
@@ -111,18 +110,6 @@ pub async fn extract(cfg: &TuneConfig, per_repo: Option<usize>) -> anyhow::Resul
     }
     out.flush()?;
     Ok(t0.elapsed().as_secs_f64())
-}
-
-/// [`pipeline::prepare`] off the async threads (it hashes and writes whole trees).
-async fn prepare(
-    cache: &Arc<RepoCache>,
-    inst: &Instance,
-    reuse: Option<String>,
-) -> anyhow::Result<PreparedInstance> {
-    let (cache, inst) = (cache.clone(), inst.clone());
-    tokio::task::spawn_blocking(move || pipeline::prepare(&cache, &inst, reuse.as_deref()))
-        .await
-        .unwrap_or_else(|join| Err(anyhow::anyhow!("preparation panicked: {join}")))
 }
 
 /// Starts `rv`'s server on the instance's tree, indexes it and plays the policy once
