@@ -607,7 +607,14 @@ fn fit_command(dirs: &[PathBuf], out: &Path) -> anyhow::Result<i32> {
             "no played instance in the feature tables of {dirs:?}: run `navbench tune --features` first"
         );
     }
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    // The refit command as anyone can type it: the directories by name, not by where
+    // they lay on the machine that fitted (the models are committed).
+    let names: Vec<String> = dirs.iter().map(|d| fit::dir_name(d)).collect();
+    let command = format!(
+        "navbench tune --fit {} --out {}",
+        names.join(","),
+        fit::dir_name(out)
+    );
     let fitted = fit::fit_tables(&data, dirs, &command);
     fit::write(out, &fitted)?;
     print!("{}", fitted.markdown);

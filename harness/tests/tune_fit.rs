@@ -107,6 +107,22 @@ fn extracts_features_once_and_fits_a_ranker_leave_one_repository_out() {
         (2, 2)
     );
     assert!(model.provenance.command.contains("--fit"));
+    // The committed provenance names no path of the machine that fitted.
+    let tmp = work.path().to_string_lossy().into_owned();
+    assert!(
+        !model.provenance.command.contains(&tmp),
+        "{:?}",
+        model.provenance
+    );
+    assert!(
+        model
+            .provenance
+            .data
+            .iter()
+            .all(|d| !d.contains(&tmp) && d.ends_with("/features.csv")),
+        "{:?}",
+        model.provenance
+    );
 }
 
 #[test]

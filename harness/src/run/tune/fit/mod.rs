@@ -140,8 +140,19 @@ fn objective(h: [Option<f64>; 3]) -> f64 {
     vals.iter().sum::<f64>() / vals.len().max(1) as f64
 }
 
+/// A feature directory as the models' provenance names it: its last component, so a
+/// committed model says which tables it was fitted on without naming a path of the
+/// machine that fitted it.
+pub fn dir_name(dir: &Path) -> String {
+    dir.file_name().map_or_else(
+        || dir.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
 /// Fits every variant but `bm25` (the untuned reference) in `data` (see the module
-/// doc); `command` is recorded in the models' provenance.
+/// doc); `command` is recorded in the models' provenance, and each of `dirs` by its
+/// name ([`dir_name`]).
 pub fn fit_tables(data: &BTreeMap<String, Vec<Played>>, dirs: &[PathBuf], command: &str) -> Fitted {
     let t0 = Instant::now();
     let mut md = String::from(
@@ -226,7 +237,7 @@ pub fn fit_tables(data: &BTreeMap<String, Vec<Played>>, dirs: &[PathBuf], comman
             provenance: Provenance {
                 data: dirs
                     .iter()
-                    .map(|d| d.join("features.csv").display().to_string())
+                    .map(|d| format!("{}/features.csv", dir_name(d)))
                     .collect(),
                 command: command.to_string(),
                 date: chrono::Utc::now().format("%Y-%m-%d").to_string(),
