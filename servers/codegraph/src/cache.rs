@@ -248,14 +248,19 @@ impl CacheEntry {
     /// large repository, waited for on every tree of a run): a file cut short by a
     /// crash fails its checksum when read and is rebuilt, like any damaged file.
     pub fn save_graph(&self, graph: &CodeGraph) -> io::Result<()> {
+        self.save_encoded(&encode(graph, &self.key))
+    }
+
+    /// [`CacheEntry::save_graph`] of a graph already encoded with this entry's key
+    /// ([`encode`]), so that the encoding can run beside other work on the graph.
+    pub fn save_encoded(&self, bytes: &[u8]) -> io::Result<()> {
         fs::create_dir_all(&self.dir)?;
-        let bytes = encode(graph, &self.key);
         let tmp = self
             .dir
             .join(format!("graph.bin.tmp-{}", std::process::id()));
         {
             let mut f = fs::File::create(&tmp)?;
-            f.write_all(&bytes)?;
+            f.write_all(bytes)?;
         }
         fs::rename(&tmp, self.graph_path())?;
         if let Ok(siblings) = fs::read_dir(&self.root_dir) {

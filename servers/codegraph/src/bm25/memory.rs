@@ -13,7 +13,7 @@
 //! document frequencies, lengths and mean, scored by the same
 //! [`super::scoring::term_score`], lists in chunk order.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::scoring::{self, Bm25Params};
 
@@ -25,7 +25,7 @@ pub(super) type TermScores = HashMap<Box<str>, Box<[(u32, f32)]>>;
 pub(super) fn score_terms(terms: &[String], params: Bm25Params) -> (TermScores, f64) {
     // Tokens are numbered on first sight (one lookup per occurrence); a chunk's term
     // frequencies are the runs of its sorted token numbers.
-    let mut numbers: HashMap<&str, u32> = HashMap::new();
+    let mut numbers: HashMap<&str, u32> = HashMap::default();
     let mut counts: Vec<Vec<(u32, u32)>> = Vec::new();
     let mut doc_lens: Vec<u64> = Vec::with_capacity(terms.len());
     let mut doc_tokens: Vec<u32> = Vec::new();

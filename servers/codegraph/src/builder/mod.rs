@@ -419,7 +419,7 @@ fn add_entity_edges(
     let resolved: Vec<(Vec<NodeIndex>, Vec<NodeIndex>)> = {
         let scopes = callees::Scopes::new(graph);
         // Every `__init__.py`'s contribution once, for all the files that reach it.
-        let inits: std::collections::HashMap<NodeIndex, callees::InitScope<'_>> = graph
+        let inits: rustc_hash::FxHashMap<NodeIndex, callees::InitScope<'_>> = graph
             .node_indices()
             .filter(|&ix| {
                 let n = graph.node(ix);
@@ -465,7 +465,7 @@ fn add_entity_edges(
 
 /// The names the entities of `parsed` call or inherit from: all that entity
 /// resolution looks up in the file's scope.
-fn needed_names(parsed: &ParsedFile) -> std::collections::HashSet<&str> {
+fn needed_names(parsed: &ParsedFile) -> rustc_hash::FxHashSet<&str> {
     parsed
         .entities
         .iter()
