@@ -597,6 +597,13 @@ fn other_language(id: &str) -> Option<&'static dyn navbench_lang::Language> {
     navbench_lang::language_for_path(id)
 }
 
+/// The text the builder gives the file at `path` (its nodes' code), as
+/// [`read_text`] reads it; `None` when it cannot be read or is not UTF-8. The graph
+/// cache stores file texts by reference and reads them back with this.
+pub(crate) fn file_text(path: &Path) -> Option<Arc<str>> {
+    read_text(path).ok().flatten().map(|t| t.text)
+}
+
 /// Reads a file as Python's `open(path, 'r')` does under a UTF-8 locale (strict
 /// UTF-8, universal newlines); `None` if it is not UTF-8.
 fn read_text(path: &Path) -> Result<Option<FileText>, BuildError> {

@@ -38,11 +38,7 @@ impl GraphIndexes {
                     || t.time(Part::Text, || FuzzyIndex::build(graph)),
                 )
             },
-            || {
-                t.time(Part::Text, || {
-                    crate::retrievers::module_retriever(graph)
-                })
-            },
+            || t.time(Part::Text, || crate::retrievers::module_retriever(graph)),
         );
         GraphIndexes {
             parts,
