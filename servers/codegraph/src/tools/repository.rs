@@ -118,6 +118,10 @@ impl CodegraphTools {
         })?;
         let root = sandbox.root().to_path_buf();
         let force = args.force_rebuild.unwrap_or(false);
+        // The stores' build identity hashes the executable (tens of MB, once per
+        // process): started now, it overlaps the fingerprint's and the walk's reads
+        // instead of waiting at the first store read.
+        std::thread::spawn(crate::cache::build_identity);
         let mut phases = InitPhases::start();
         let t = TimingsRecorder::default();
         let entry = t.time(Part::Fingerprint, || {
