@@ -20,7 +20,12 @@
 //! indexing pass.
 //!
 //! `graph.bin` is a compact binary encoding of the [`CodeGraph`] (nodes and edges in
-//! insertion order, so indices and neighbour order survive), behind a header with a
+//! insertion order, so indices and neighbour order survive). File texts are stored
+//! by reference (the file's id, length and xxh3-64): a hit's fingerprint says the
+//! tree holds the same files, so they are read back from the tree (in parallel) and
+//! checked against the hash, any difference making the entry stale; this keeps a
+//! large repository's entry to a fifth of its size (sympy: 31 MB with texts), which
+//! every tree's init writes. It sits behind a header with a
 //! magic string, a format version, the payload length and an xxh3-64 checksum. The
 //! payload repeats the root, the fingerprint and the build identity (crate version
 //! and a hash of the executable). Any mismatch or decoding problem is a
@@ -41,7 +46,7 @@ use crate::graph::{Code, CodeGraph, Edge, EdgeKind, Node, NodeIndex, NodeKind};
 
 const MAGIC: &[u8; 8] = b"NBCGRAPH";
 /// Version of the file format; bump on any change of the encoding.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 pub(crate) use navbench_server_support::frame::frame;
 /// Roots whose entries are kept at most.
 pub const MAX_ROOTS: usize = 32;
@@ -248,14 +253,19 @@ impl CacheEntry {
     /// large repository, waited for on every tree of a run): a file cut short by a
     /// crash fails its checksum when read and is rebuilt, like any damaged file.
     pub fn save_graph(&self, graph: &CodeGraph) -> io::Result<()> {
+        self.save_encoded(&encode(graph, &self.key))
+    }
+
+    /// [`CacheEntry::save_graph`] of a graph already encoded with this entry's key
+    /// ([`encode`]), so that the encoding can run beside other work on the graph.
+    pub fn save_encoded(&self, bytes: &[u8]) -> io::Result<()> {
         fs::create_dir_all(&self.dir)?;
-        let bytes = encode(graph, &self.key);
         let tmp = self
             .dir
             .join(format!("graph.bin.tmp-{}", std::process::id()));
         {
             let mut f = fs::File::create(&tmp)?;
-            f.write_all(&bytes)?;
+            f.write_all(bytes)?;
         }
         fs::rename(&tmp, self.graph_path())?;
         if let Ok(siblings) = fs::read_dir(&self.root_dir) {
@@ -366,19 +376,23 @@ pub fn encode(graph: &CodeGraph, key: &CacheKey) -> Vec<u8> {
     w.str(build_identity());
     // Distinct file texts, in first-use order.
     let mut text_ix: HashMap<usize, u32> = HashMap::new();
-    let mut texts: Vec<&Arc<str>> = Vec::new();
+    // Each with the file it was read from (the file part of its first node's id).
+    let mut texts: Vec<(&Arc<str>, &str)> = Vec::new();
     for ix in graph.node_indices() {
-        if let Some(code) = &graph.node(ix).code {
+        let n = graph.node(ix);
+        if let Some(code) = &n.code {
             let ptr = Arc::as_ptr(code.file_text()) as *const u8 as usize;
             text_ix.entry(ptr).or_insert_with(|| {
-                texts.push(code.file_text());
+                texts.push((code.file_text(), n.file_part()));
                 (texts.len() - 1) as u32
             });
         }
     }
     w.u32(texts.len() as u32);
-    for t in &texts {
-        w.str(t);
+    for (t, file) in &texts {
+        w.str(file);
+        w.u64(t.len() as u64);
+        w.u64(xxh3_64(t.as_bytes()));
     }
     w.u32(graph.node_count() as u32);
     for ix in graph.node_indices() {
@@ -475,7 +489,23 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Decodes a cache file, checking it against `key`.
+/// The texts `refs` (file id, length, xxh3-64) refer to, read from the tree at
+/// `root` as the builder reads them; a file missing, unreadable or different makes
+/// the entry [`CacheError::Stale`].
+fn read_texts(root: &Path, refs: &[(&str, usize, u64)]) -> Result<Vec<Arc<str>>, CacheError> {
+    refs.par_iter()
+        .map(|&(file, len, hash)| {
+            crate::builder::file_text(&root.join(file))
+                .filter(|t| t.len() == len && xxh3_64(t.as_bytes()) == hash)
+                .ok_or_else(|| {
+                    CacheError::Stale(format!("{file} is not the file the graph was built from"))
+                })
+        })
+        .collect()
+}
+
+/// Decodes a cache file, checking it against `key` (and the file texts it refers to
+/// against the tree at `key.root`).
 pub fn decode(bytes: &[u8], key: &CacheKey) -> Result<CodeGraph, CacheError> {
     let payload = unframe(bytes, MAGIC, FORMAT_VERSION)?;
     let mut r = Reader {
@@ -496,10 +526,11 @@ pub fn decode(bytes: &[u8], key: &CacheKey) -> Result<CodeGraph, CacheError> {
         )));
     }
     let n_texts = r.u32()? as usize;
-    let mut texts: Vec<Arc<str>> = Vec::with_capacity(n_texts.min(1 << 20));
+    let mut refs: Vec<(&str, usize, u64)> = Vec::with_capacity(n_texts.min(1 << 20));
     for _ in 0..n_texts {
-        texts.push(Arc::from(r.str()?));
+        refs.push((r.str()?, r.usize()?, r.u64()?));
     }
+    let texts = read_texts(&key.root, &refs)?;
     let n_nodes = r.u32()? as usize;
     let mut graph = CodeGraph::new();
     for i in 0..n_nodes {
@@ -614,8 +645,14 @@ mod tests {
         let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
         let entries: Vec<CacheEntry> = (0..4)
             .map(|i| {
+                // Each root holds the files the graph's texts refer to.
+                let root = dir.path().join(format!("tree{i}"));
+                for f in ["pkg/a.py", "pkg/__init__.py"] {
+                    fs::create_dir_all(root.join("pkg")).expect("mkdir");
+                    fs::copy(dir.path().join(f), root.join(f)).expect("copy");
+                }
                 let key = CacheKey {
-                    root: dir.path().join(format!("tree{i}")),
+                    root,
                     fingerprint: "content:0".into(),
                 };
                 let entry = CacheEntry::new(cache.path(), key);
@@ -647,6 +684,24 @@ mod tests {
         // Within the grace period nothing is removed.
         evict_roots(cache.path(), &entries[1].root_dir, 0, EVICTION_GRACE);
         assert!(entries[0].root_dir.exists());
+    }
+
+    #[test]
+    fn texts_are_read_back_from_the_tree_and_checked() {
+        let (dir, g) = sample();
+        let key = CacheKey::of(dir.path());
+        let bytes = encode(&g, &key);
+        let text = fs::read(dir.path().join("pkg/a.py")).expect("read");
+        assert!(
+            !bytes.windows(text.len()).any(|w| w == text.as_slice()),
+            "texts are stored by reference"
+        );
+        assert_eq!(dump(&decode(&bytes, &key).expect("decode")), dump(&g));
+        // A file edited behind the entry's back (same fingerprint): stale, not trusted.
+        fs::write(dir.path().join("pkg/a.py"), "def g():\n    pass\n").expect("write");
+        assert!(matches!(decode(&bytes, &key), Err(CacheError::Stale(_))));
+        fs::remove_file(dir.path().join("pkg/a.py")).expect("rm");
+        assert!(matches!(decode(&bytes, &key), Err(CacheError::Stale(_))));
     }
 
     #[test]

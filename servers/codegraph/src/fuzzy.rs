@@ -13,7 +13,7 @@
 //! the indel distance, the only costly part of the score, is computed only for
 //! candidates whose length-based upper bound can still enter the top-k.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::graph::{CodeGraph, NodeIndex, NodeKind, file_part};
 use crate::traverse::is_test_file;

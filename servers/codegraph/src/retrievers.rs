@@ -197,12 +197,26 @@ pub fn with_content(
     graph: &CodeGraph,
     content: Result<(Bm25Index, bool), Bm25Error>,
 ) -> Retrievers {
+    with_modules(module_retriever(graph), content)
+}
+
+/// The entity-id retriever of `graph`: BM25 over its non-test node ids (directories
+/// included), in graph order.
+pub fn module_retriever(graph: &CodeGraph) -> Arc<dyn ModuleRetriever> {
     let ids: Vec<String> = graph
         .node_indices()
         .map(|ix| graph.node(ix).id.clone())
         .filter(|id| !crate::traverse::is_test_file(id))
         .collect();
-    let modules: Arc<dyn ModuleRetriever> = Arc::new(ModuleIds(ModuleIndex::build(&ids)));
+    Arc::new(ModuleIds(ModuleIndex::build(&ids)))
+}
+
+/// The retrievers of a repository from its entity-id retriever ([`module_retriever`])
+/// and its content index (or why there is none).
+pub fn with_modules(
+    modules: Arc<dyn ModuleRetriever>,
+    content: Result<(Bm25Index, bool), Bm25Error>,
+) -> Retrievers {
     match content {
         Ok((idx, cache_hit)) => Retrievers {
             content: Some(Arc::new(ContentIndex(idx))),

@@ -7,7 +7,7 @@
 //! score matrix), so a query only sums the lists of its tokens, in query order, a
 //! token repeated in the query counting again (bm25s does the same).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::scoring::{self, Bm25Params};
 

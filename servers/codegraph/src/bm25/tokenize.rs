@@ -1,7 +1,7 @@
 //! bm25s 0.2.3's tokenizer, as LocAgent uses it for both documents and queries:
 //! lower-case, `(?u)\b\w\w+\b`, drop bm25s' English stop words, Snowball English stem.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use rust_stemmers::{Algorithm, Stemmer};
 
@@ -64,7 +64,7 @@ impl Tokenizer {
     pub fn new() -> Self {
         Tokenizer {
             stemmer: Stemmer::create(Algorithm::English),
-            cache: HashMap::new(),
+            cache: HashMap::default(),
         }
     }
 

@@ -7,7 +7,9 @@
 //! result does not depend on the order entities are processed in, and entities
 //! are resolved in parallel.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::BTreeSet;
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use petgraph::visit::EdgeRef;
 
@@ -74,7 +76,7 @@ impl<'g> Scopes<'g> {
             .node_indices()
             .map(|ix| short_name(&graph.node(ix).id))
             .collect();
-        let mut global: HashMap<&'g str, Vec<NodeIndex>> = HashMap::new();
+        let mut global: HashMap<&'g str, Vec<NodeIndex>> = HashMap::default();
         for ix in graph.node_indices() {
             // Nodes of other languages' files are not Python names (their edges are
             // `super::polyglot_links`'s); in a Python-only tree this skips nothing.
@@ -162,7 +164,7 @@ impl<'g> Scopes<'g> {
     fn group(&self, mut cands: Vec<NodeIndex>) -> HashMap<&'g str, Vec<NodeIndex>> {
         cands.sort_unstable();
         cands.dedup();
-        let mut by_name: HashMap<&'g str, Vec<NodeIndex>> = HashMap::new();
+        let mut by_name: HashMap<&'g str, Vec<NodeIndex>> = HashMap::default();
         for c in cands {
             by_name.entry(self.short(c)).or_default().push(c);
         }
@@ -215,7 +217,7 @@ impl<'g> Scopes<'g> {
             })
             .collect();
         let mut own = Vec::new();
-        let mut alias: HashMap<&'g str, NodeIndex> = HashMap::new();
+        let mut alias: HashMap<&'g str, NodeIndex> = HashMap::default();
         for s in &reached {
             alias.extend(s.aliases.iter().copied());
         }

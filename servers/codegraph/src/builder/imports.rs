@@ -5,7 +5,7 @@
 //! FILESYSTEM (`os.path.isfile`, following symlinks) and then requires the
 //! resolved path to be a graph node.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::graph::{CodeGraph, NodeIndex};
@@ -65,7 +65,7 @@ impl Resolver {
     pub(crate) fn new(root: &Path) -> Resolver {
         Resolver {
             root: root.to_path_buf(),
-            cache: HashMap::new(),
+            cache: HashMap::default(),
         }
     }
 

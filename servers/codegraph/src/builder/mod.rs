@@ -419,7 +419,7 @@ fn add_entity_edges(
     let resolved: Vec<(Vec<NodeIndex>, Vec<NodeIndex>)> = {
         let scopes = callees::Scopes::new(graph);
         // Every `__init__.py`'s contribution once, for all the files that reach it.
-        let inits: std::collections::HashMap<NodeIndex, callees::InitScope<'_>> = graph
+        let inits: rustc_hash::FxHashMap<NodeIndex, callees::InitScope<'_>> = graph
             .node_indices()
             .filter(|&ix| {
                 let n = graph.node(ix);
@@ -465,7 +465,7 @@ fn add_entity_edges(
 
 /// The names the entities of `parsed` call or inherit from: all that entity
 /// resolution looks up in the file's scope.
-fn needed_names(parsed: &ParsedFile) -> std::collections::HashSet<&str> {
+fn needed_names(parsed: &ParsedFile) -> rustc_hash::FxHashSet<&str> {
     parsed
         .entities
         .iter()
@@ -595,6 +595,13 @@ fn other_language(id: &str) -> Option<&'static dyn navbench_lang::Language> {
         return None;
     }
     navbench_lang::language_for_path(id)
+}
+
+/// The text the builder gives the file at `path` (its nodes' code), as
+/// [`read_text`] reads it; `None` when it cannot be read or is not UTF-8. The graph
+/// cache stores file texts by reference and reads them back with this.
+pub(crate) fn file_text(path: &Path) -> Option<Arc<str>> {
+    read_text(path).ok().flatten().map(|t| t.text)
 }
 
 /// Reads a file as Python's `open(path, 'r')` does under a UTF-8 locale (strict

@@ -10,7 +10,7 @@
 //! [`CodeGraph::successors`] and their `in`/`predecessors` counterparts, which
 //! order neighbours the way networkx's adjacency dicts do.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
@@ -329,7 +329,7 @@ impl CodeGraph {
             Direction::Incoming => e.source(),
         };
         // Rank each neighbour by its first edge, then sort stably by that rank.
-        let mut first: HashMap<NodeIndex, usize> = HashMap::new();
+        let mut first: HashMap<NodeIndex, usize> = HashMap::default();
         for (i, e) in edges.iter().enumerate() {
             first.entry(other(e)).or_insert(i);
         }

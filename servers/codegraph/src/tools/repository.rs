@@ -13,10 +13,49 @@ use super::*;
 use crate::bm25::{Bm25Error, Bm25Index};
 use crate::cache::{CacheEntry, CacheError, CacheKey};
 use crate::fuzzy::FuzzyIndex;
-use crate::traverse::RepoGraph;
+use crate::traverse::{RepoGraph, RepoGraphParts};
 
 /// A content index (and whether it was loaded rather than built), or why there is none.
 type ContentIndex = Result<(Bm25Index, bool), Bm25Error>;
+
+/// What the tools precompute from a graph besides the content index: the traversal
+/// parts ([`RepoGraphParts`]), the fuzzy index and the entity-id retriever. Each is
+/// one pass over the graph; they are computed side by side, and beside the content
+/// index, as soon as the graph is there.
+struct GraphIndexes {
+    parts: RepoGraphParts,
+    fuzzy: FuzzyIndex,
+    modules: Arc<dyn crate::retrievers::ModuleRetriever>,
+}
+
+impl GraphIndexes {
+    /// The indexes of `graph`, in parallel.
+    fn of(graph: &crate::graph::CodeGraph, t: &TimingsRecorder) -> GraphIndexes {
+        let ((parts, fuzzy), modules) = rayon::join(
+            || {
+                rayon::join(
+                    || t.time(Part::Graph, || RepoGraphParts::of(graph)),
+                    || t.time(Part::Text, || FuzzyIndex::build(graph)),
+                )
+            },
+            || t.time(Part::Text, || crate::retrievers::module_retriever(graph)),
+        );
+        GraphIndexes {
+            parts,
+            fuzzy,
+            modules,
+        }
+    }
+}
+
+/// What [`CodegraphTools::graph_and_content`] gives: the graph, its indexes, how the
+/// graph cache was used, and the content index.
+type GraphAndContent = (
+    crate::graph::CodeGraph,
+    GraphIndexes,
+    &'static str,
+    ContentIndex,
+);
 
 /// Where to go after `init_repository`.
 const NEXT_STEP: &str = "Next: explore_tree(path='/') for the layout; search_code / search_entities with names and keywords from the issue; get_dependencies on candidates (callers: direction='upstream'); get_code for their full code.";
@@ -79,6 +118,10 @@ impl CodegraphTools {
         })?;
         let root = sandbox.root().to_path_buf();
         let force = args.force_rebuild.unwrap_or(false);
+        // The stores' build identity hashes the executable (tens of MB, once per
+        // process): started now, it overlaps the fingerprint's and the walk's reads
+        // instead of waiting at the first store read.
+        std::thread::spawn(crate::cache::build_identity);
         let mut phases = InitPhases::start();
         let t = TimingsRecorder::default();
         let entry = t.time(Part::Fingerprint, || {
@@ -88,15 +131,11 @@ impl CodegraphTools {
             )
         });
         phases.mark("key");
-        let (graph, cache, content) = self.graph_and_content(&root, &entry, force, &t)?;
-        phases.mark("graph+bm25");
-        let retrievers = t.time(Part::Text, || {
-            crate::retrievers::with_content(&graph, content)
-        });
-        phases.mark("modules");
-        let rg = t.time(Part::Graph, || RepoGraph::new(graph));
-        let fuzzy = t.time(Part::Text, || FuzzyIndex::build(rg.graph()));
-        phases.mark("fuzzy");
+        let (graph, indexes, cache, content) = self.graph_and_content(&root, &entry, force, &t)?;
+        phases.mark("graph+indexes");
+        let retrievers = crate::retrievers::with_modules(indexes.modules, content);
+        let rg = RepoGraph::from_parts(graph, indexes.parts);
+        let fuzzy = indexes.fuzzy;
         let all_files: Vec<String> = rg
             .graph()
             .node_indices()
@@ -168,11 +207,12 @@ impl CodegraphTools {
         Ok(ToolOutput::ok(text, data).with_meta(meta))
     }
 
-    /// The graph and the BM25 content index of the tree at `root`: the graph loaded
-    /// from `entry` when it is there and current, else built; with how the graph
-    /// cache was used (`hit`, `miss`, `forced`, `corrupt`). The content index is
-    /// built in memory either way, every unchanged file's chunks and terms taken
-    /// from the chunk store.
+    /// The graph, its indexes ([`GraphIndexes`]) and the BM25 content index of the
+    /// tree at `root`: the graph loaded from `entry` when it is there and current,
+    /// else built; with how the graph cache was used (`hit`, `miss`, `forced`,
+    /// `corrupt`). The content index is built in memory either way, every unchanged
+    /// file's chunks and terms taken from the chunk store, beside the graph's
+    /// assembly and indexes.
     ///
     /// When the graph must be built, the graph builder's parse of each file also
     /// gives the file's chunks ([`crate::chunk::TreeChunks`]), so each changed file
@@ -185,7 +225,7 @@ impl CodegraphTools {
         entry: &CacheEntry,
         force: bool,
         t: &TimingsRecorder,
-    ) -> Result<(crate::graph::CodeGraph, &'static str, ContentIndex), ToolError> {
+    ) -> Result<GraphAndContent, ToolError> {
         let chunk_store = crate::chunk::ChunkStore::new(self.cache_dir.join("chunks"));
         // The content index reads the graph's languages: `search_code` then finds code
         // in the graph's files only (a Python project's JS assets in neither). It is
@@ -202,7 +242,11 @@ impl CodegraphTools {
         let why = match t.time(Part::Graph, || self.cached_graph(entry, force)) {
             Ok(graph) => {
                 let families = crate::retrievers::graph_families(&graph);
-                return Ok((graph, "hit", build_content(None, families)));
+                let (indexes, content) = rayon::join(
+                    || GraphIndexes::of(&graph, t),
+                    || build_content(None, families),
+                );
+                return Ok((graph, indexes, "hit", content));
             }
             Err(why) => why,
         };
@@ -219,11 +263,11 @@ impl CodegraphTools {
             .map(|s| s as Arc<dyn crate::builder::TreeSink>);
         let extraction = t.time(Part::Parse, || self.extract(root, sink))?;
         let families = extraction.languages().clone();
-        let (graph, content) = rayon::join(
+        let ((graph, indexes), content) = rayon::join(
             || self.assemble_and_save(extraction, entry, t),
             || build_content(shared.as_deref(), families),
         );
-        Ok((graph, why, content))
+        Ok((graph, indexes, why, content))
     }
 
     /// The graph saved in `entry`, or why it must be built: `forced`, `miss` (none, or
@@ -280,13 +324,14 @@ impl CodegraphTools {
         })
     }
 
-    /// The graph from an extraction, saved in `entry` (a failure to save is logged).
+    /// The graph from an extraction and its indexes, the graph saved in `entry`
+    /// beside the indexing (a failure to save is logged).
     fn assemble_and_save(
         &self,
         extraction: crate::builder::Extraction,
         entry: &CacheEntry,
         t: &TimingsRecorder,
-    ) -> crate::graph::CodeGraph {
+    ) -> (crate::graph::CodeGraph, GraphIndexes) {
         let (graph, report) = t.time(Part::Graph, || {
             extraction.assemble(&self.build_options(None))
         });
@@ -296,13 +341,17 @@ impl CodegraphTools {
             build_ms = format!("{:.1}", report.elapsed.as_secs_f64() * 1000.0),
             "graph built"
         );
-        let saving = Instant::now();
-        if let Err(e) = entry.save_graph(&graph) {
-            tracing::warn!(error = %e, dir = %entry.dir.display(), "cannot write the graph cache");
-        }
-        t.add(Part::Write, saving.elapsed());
-        tracing::debug!(elapsed = ?saving.elapsed(), "graph cache written");
-        graph
+        let save = || {
+            let saving = Instant::now();
+            let bytes = crate::cache::encode(&graph, &entry.key);
+            if let Err(e) = entry.save_encoded(&bytes) {
+                tracing::warn!(error = %e, dir = %entry.dir.display(), "cannot write the graph cache");
+            }
+            t.add(Part::Write, saving.elapsed());
+            tracing::debug!(elapsed = ?saving.elapsed(), "graph cache written");
+        };
+        let (indexes, ()) = rayon::join(|| GraphIndexes::of(&graph, t), save);
+        (graph, indexes)
     }
 
     /// `reset_repository`: forgets the current repository.

@@ -6,7 +6,11 @@
 //! nothing: the same graph tables, and the same text and structured results of
 //! `explore_tree`, `search_code`, `search_entities`, `get_dependencies`, `get_code`
 //! and `get_code_snippet`. Each tree is a checkout of its own, and each init a new
-//! server on the shared cache, as a benchmark run makes them.
+//! server on the shared cache, as a benchmark run makes them. The last commits change
+//! what names in unchanged files resolve to (a call and an import that resolve to
+//! nothing, then to a module added later, then to nothing again when it is removed),
+//! and every tree is initialized a second time on the warm cache (a graph cache
+//! hit, the files' texts read back from the tree).
 
 use std::path::Path;
 
@@ -45,11 +49,41 @@ fn web_files() -> Vec<(String, String)> {
     .collect()
 }
 
-/// The trees: the per-function tests' sequence, with the web files from the second
-/// commit on (one of them edited in the fourth, one removed in the fifth).
+/// Three more commits after `trees`' last: a call and an import of names defined
+/// nowhere (in files the next commits leave alone), then the module defining them
+/// (so those unchanged files' calls and imports resolve to it), then that module
+/// removed again.
+fn resolution_commits(trees: &mut Vec<Vec<(String, String)>>) {
+    let Some(mut t) = trees.last().cloned() else {
+        return;
+    };
+    t.push((
+        "shopkeep/late_user.py".into(),
+        "import shopkeep.late\nfrom shopkeep.late import late_helper\n\n\ndef use_late():\n    return late_helper() + shopkeep.late.late_helper()\n".into(),
+    ));
+    t.push((
+        "shopkeep/later.py".into(),
+        "def uses_later():\n    return later_helper()\n".into(),
+    ));
+    t.sort();
+    trees.push(t.clone());
+    t.push((
+        "shopkeep/late.py".into(),
+        "def late_helper():\n    return 1\n\n\ndef later_helper():\n    return 2\n".into(),
+    ));
+    t.sort();
+    trees.push(t.clone());
+    t.retain(|(p, _)| p != "shopkeep/late.py");
+    trees.push(t);
+}
+
+/// The trees: the per-function tests' sequence and [`resolution_commits`], with the
+/// web files from the second commit on (one of them edited in the fourth, one
+/// removed from the fifth).
 fn trees() -> Vec<Vec<(String, String)>> {
     let web = web_files();
     let mut trees = crate::functions::incremental_tests::commits();
+    resolution_commits(&mut trees);
     for (i, t) in trees.iter_mut().enumerate().skip(1) {
         for (p, text) in &web {
             let mut text = text.clone();
@@ -159,7 +193,9 @@ fn warm_servers_answer_every_tool_as_cold_ones_over_a_sequence_of_commits() {
     let origin = work.path().join("origin");
     let repo = git2::Repository::init(&origin).expect("init");
     let warm_cache = work.path().join("warm");
-    for (i, files) in trees().iter().enumerate() {
+    let trees = trees();
+    assert_eq!(trees.len(), 8);
+    for (i, files) in trees.iter().enumerate() {
         let refs: Vec<(&str, &str)> = files
             .iter()
             .map(|(p, t)| (p.as_str(), t.as_str()))
@@ -169,6 +205,32 @@ fn warm_servers_answer_every_tool_as_cold_ones_over_a_sequence_of_commits() {
         let cold = CodegraphTools::new(work.path().join(format!("cold{i}")), Limits::default());
         let cold_init = init(&cold, &root);
         let ids = sample_ids(&cold);
+        if i >= 5 {
+            // What the unchanged files' names resolve to follows `late.py`.
+            let repo = cold.repo().expect("initialized");
+            let g = repo.graph.graph();
+            let calls = |from: &str| -> Vec<String> {
+                let ix = g.index_of(from).expect("the caller is a node");
+                g.out_edges(ix)
+                    .iter()
+                    .filter(|e| e.weight().kind != crate::graph::EdgeKind::Contains)
+                    .map(|e| g.node(crate::graph::EdgeRef::target(e)).id.clone())
+                    .collect()
+            };
+            let resolved = i == 6;
+            assert_eq!(
+                calls("shopkeep/late_user.py:use_late")
+                    .contains(&"shopkeep/late.py:late_helper".to_string()),
+                resolved,
+                "commit {i}"
+            );
+            assert_eq!(
+                calls("shopkeep/later.py:uses_later")
+                    .contains(&"shopkeep/late.py:later_helper".to_string()),
+                resolved,
+                "commit {i}"
+            );
+        }
         let expected = answers(&cold, &ids);
         // A new server process on the shared cache, as a benchmark run starts one
         // per instance.
@@ -180,6 +242,10 @@ fn warm_servers_answer_every_tool_as_cold_ones_over_a_sequence_of_commits() {
             "commit {i}"
         );
         assert_eq!(answers(&warm, &ids), expected, "commit {i}");
+        // The same tree again: the graph from its cache entry.
+        let again = CodegraphTools::new(warm_cache.clone(), Limits::default());
+        assert_eq!(init(&again, &root).cache, "hit", "commit {i}");
+        assert_eq!(answers(&again, &ids), expected, "commit {i}: a hit");
         assert!(
             expected.contains("score"),
             "commit {i}: some search matched"

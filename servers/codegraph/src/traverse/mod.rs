@@ -21,7 +21,7 @@ pub mod searcher;
 pub mod subgraph;
 pub mod tree;
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::fmt;
 
 use crate::graph::{CodeGraph, EdgeKind, NodeIndex, NodeKind, file_part};
@@ -178,33 +178,87 @@ pub struct RepoGraph {
     names_lower: HashMap<String, Vec<NodeIndex>>,
 }
 
-impl RepoGraph {
-    /// Precomputes everything for `graph`.
-    pub fn new(graph: CodeGraph) -> RepoGraph {
-        let n = graph.node_count();
-        let mut test = Vec::with_capacity(n);
-        let mut names: HashMap<String, Vec<NodeIndex>> = HashMap::new();
-        let mut names_lower: HashMap<String, Vec<NodeIndex>> = HashMap::new();
-        let adjacency = graph.nx_adjacency();
+/// What [`RepoGraph`] precomputes from its graph: the neighbour lists in networkx
+/// order, the test flags and the name dictionaries. Computed from a borrowed graph
+/// ([`RepoGraphParts::of`]) so that `init_repository` can compute it beside the other
+/// indexes of the same graph.
+#[derive(Debug)]
+pub struct RepoGraphParts {
+    out: Vec<Box<[Adjacent]>>,
+    inc: Vec<Box<[Adjacent]>>,
+    test: Vec<bool>,
+    names: HashMap<String, Vec<NodeIndex>>,
+    names_lower: HashMap<String, Vec<NodeIndex>>,
+}
+
+impl RepoGraphParts {
+    /// The parts of `graph` (the neighbour lists and the name dictionaries in
+    /// parallel).
+    pub fn of(graph: &CodeGraph) -> RepoGraphParts {
         let boxed = |lists: Vec<Vec<Adjacent>>| -> Vec<Box<[Adjacent]>> {
             lists.into_iter().map(Vec::into_boxed_slice).collect()
         };
-        let (out, inc) = (boxed(adjacency.out), boxed(adjacency.inc));
-        for ix in graph.node_indices() {
-            let id = &graph.node(ix).id;
-            let is_test = is_test_file(id);
-            test.push(is_test);
-            if is_test {
-                continue;
-            }
-            for key in name_keys(id) {
-                names_lower.entry(key.to_lowercase()).or_default().push(ix);
-                names.entry(key.to_string()).or_default().push(ix);
-            }
+        let ((out, inc), (test, names, names_lower)) = rayon::join(
+            || {
+                let adjacency = graph.nx_adjacency();
+                (boxed(adjacency.out), boxed(adjacency.inc))
+            },
+            || name_dictionaries(graph),
+        );
+        RepoGraphParts {
+            out,
+            inc,
+            test,
+            names,
+            names_lower,
         }
+    }
+}
+
+/// Name → nodes maps of `RepoEntitySearcher`.
+type Names = HashMap<String, Vec<NodeIndex>>;
+
+/// Every node's test flag, and the name dictionaries (exact and lower-case) of the
+/// non-test nodes, in node order.
+fn name_dictionaries(graph: &CodeGraph) -> (Vec<bool>, Names, Names) {
+    let mut test = Vec::with_capacity(graph.node_count());
+    let mut names: Names = HashMap::default();
+    let mut names_lower: Names = HashMap::default();
+    for ix in graph.node_indices() {
+        let id = &graph.node(ix).id;
+        let is_test = is_test_file(id);
+        test.push(is_test);
+        if is_test {
+            continue;
+        }
+        for key in name_keys(id) {
+            names_lower.entry(key.to_lowercase()).or_default().push(ix);
+            names.entry(key.to_string()).or_default().push(ix);
+        }
+    }
+    (test, names, names_lower)
+}
+
+impl RepoGraph {
+    /// Precomputes everything for `graph`.
+    pub fn new(graph: CodeGraph) -> RepoGraph {
+        let parts = RepoGraphParts::of(&graph);
+        RepoGraph::from_parts(graph, parts)
+    }
+
+    /// The graph with what [`RepoGraphParts::of`] computed from it (which can run
+    /// beside other work that borrows the graph, before the graph is moved here).
+    pub fn from_parts(graph: CodeGraph, parts: RepoGraphParts) -> RepoGraph {
+        let RepoGraphParts {
+            out,
+            inc,
+            test,
+            names,
+            names_lower,
+        } = parts;
         RepoGraph {
             graph,
-            skeletons: std::sync::Mutex::new(HashMap::new()),
+            skeletons: std::sync::Mutex::new(HashMap::default()),
             out,
             inc,
             test,
