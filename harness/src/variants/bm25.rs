@@ -17,7 +17,9 @@
 //!
 //! Nested types read back as gold names them (the corpus keeps the outer types, see
 //! the server's `functions::corpus`): `Outer.java/Outer.Inner/method` →
-//! function `Outer.java:Outer.Inner.method`, module `Outer.java:Outer.Inner`; a method
+//! function `Outer.java:Outer.Inner.method`, module `Outer.java:Outer.Inner`; a
+//! constructor of another language, which the corpus writes as its type
+//! (`Outer.java/Outer.Inner`), → `Outer.java:Outer.Inner` at both levels; a method
 //! of a Python class nested in a class, `m.py/Outer.Inner/method`, → `m.py:Outer` at
 //! both levels (LocAgent's gold counts a nested class's lines for the outermost
 //! class). Top-level Python ids are the paper's, read the paper's way.
@@ -295,6 +297,35 @@ mod tests {
                 "src/w.rs:inner.W",
                 "src/w.rs:inner.parse",
                 "pkg/shop.py:Cart"
+            ]
+        );
+    }
+
+    /// The corpus writes another language's constructor as its type (`path/Type`):
+    /// it reads back as the type at both levels, gold's id for an edit in it.
+    #[test]
+    fn docs_of_constructors_read_back_as_their_type() {
+        let loc = docs_locations(&ids(&[
+            "src/p/Cache.java/Cache",
+            "src/p/Cache.java/Cache.Entry",
+            "web/cart.ts/Cart",
+            "src/p/Cache.java/Cache/get",
+        ]));
+        assert_eq!(
+            loc.functions,
+            [
+                "src/p/Cache.java:Cache",
+                "src/p/Cache.java:Cache.Entry",
+                "web/cart.ts:Cart",
+                "src/p/Cache.java:Cache.get"
+            ]
+        );
+        assert_eq!(
+            loc.modules,
+            [
+                "src/p/Cache.java:Cache",
+                "src/p/Cache.java:Cache.Entry",
+                "web/cart.ts:Cart"
             ]
         );
     }
