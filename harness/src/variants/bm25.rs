@@ -37,11 +37,12 @@
 //!    100 documents CoRNStack's evaluation keeps per query).
 //! 3. [`docs_locations`] turns the ranked ids into files, modules and functions.
 //!
-//! The run then puts tests and derived code below source, as for every scripted
-//! policy ([`crate::policy::secondary`]); the corpus already leaves `test` paths out,
-//! so for `bm25` that moves only build output, bundles, vendored, minified and
-//! generated files, which the paper's Python repositories hardly have (dev and mini
-//! rankings are unchanged by it).
+//! Tests and derived code go below source, as for every scripted policy
+//! ([`crate::policy::secondary`]), before each level is cut to [`ANSWER_LEN`], so a
+//! bundle that copies the source gives its place to the next source document; the
+//! corpus already leaves `test` paths out, so for `bm25` that moves only build
+//! output, bundles, vendored, minified and generated files, which the paper's Python
+//! repositories hardly have (dev and mini rankings are unchanged by it).
 
 use std::path::Path;
 
@@ -50,7 +51,8 @@ use serde_json::json;
 use super::codegraph::Codegraph;
 use super::{PolicyFuture, SetupFuture, Variant};
 use crate::data::dataset::{Locations, push_unique};
-use crate::policy::{Driver, Task};
+use crate::policy::fitted::cut;
+use crate::policy::{Driver, Task, secondary};
 
 /// The `bm25` variant (see the module doc).
 pub struct Bm25;
@@ -139,7 +141,12 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
         );
     }
     let ids = ranked_ids(out.structured.as_ref());
-    Ok(docs_locations(&ids))
+    // Every level read from all the ranked documents, secondary files (build output,
+    // bundles, minified and generated files; the corpus has no tests) below source,
+    // then cut: a bundle that copies the source does not push the source out.
+    let all = docs_locations_uncut(&ids);
+    let loc = secondary::source_first(all, task.workdir, query);
+    Ok(cut(loc, ANSWER_LEN))
 }
 
 /// The document ids of a `search_functions` result, best first.
@@ -173,6 +180,11 @@ fn split_doc_id(id: &str) -> Option<(&str, &str)> {
 /// LocAgent's `docs` conversion of ranked document ids (see the module doc), each level
 /// de-duplicated and cut at [`ANSWER_LEN`].
 pub fn docs_locations(ids: &[String]) -> Locations {
+    cut(docs_locations_uncut(ids), ANSWER_LEN)
+}
+
+/// [`docs_locations`] before the cut: every level of every ranked id.
+fn docs_locations_uncut(ids: &[String]) -> Locations {
     let mut loc = Locations::default();
     for id in ids {
         let Some((file, entity)) = split_doc_id(id) else {
@@ -197,9 +209,6 @@ pub fn docs_locations(ids: &[String]) -> Locations {
         push_unique(&mut loc.functions, format!("{file}:{function}"));
         push_unique(&mut loc.modules, format!("{file}:{module}"));
     }
-    loc.files.truncate(ANSWER_LEN);
-    loc.modules.truncate(ANSWER_LEN);
-    loc.functions.truncate(ANSWER_LEN);
     loc
 }
 

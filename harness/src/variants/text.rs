@@ -29,7 +29,10 @@
 //!    Test files (`test_*.py`, `*_test.py`, `conftest.py`, under `tests/`) are scaled
 //!    by [`TEST_FILE_FACTOR`]: the fix is rarely in a test.
 //! 4. The top [`FILES_TO_READ`] files are read with `read_file` (the cost an agent
-//!    pays to look at them); the harness parses them with tree-sitter to map each hit
+//!    pays to look at them), source first: tests and derived files (bundles, build
+//!    output, minified and generated files: [`secondary`]) only after every source
+//!    file, unless the issue names them, as an agent skips a bundle that copies the
+//!    source it is looking for; the harness parses them with tree-sitter to map each hit
 //!    line to its enclosing function and module, as the agent reading the file would.
 //! 5. Functions and modules are ranked by the IDF-weighted hits inside them (a
 //!    definition of a term counts 3×, a traceback frame naming the function adds the
@@ -49,7 +52,7 @@ use crate::policy::knobs::Knob;
 use crate::policy::languages::{Families, is_definition};
 use crate::policy::ranking::Scores;
 use crate::policy::terms::{self, Extracted, Term};
-use crate::policy::{Driver, Task, is_test_file};
+use crate::policy::{Driver, Task, is_test_file, secondary};
 
 /// The `text` variant (see the module doc).
 pub struct Text;
@@ -167,10 +170,18 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
     adjust_file_scores(&mut file_scores, &ex, &files, (top_term, test_factor));
     let ranked_files = file_scores.ranked();
 
-    // Read the best files, then rank their functions and modules.
-    let to_read: Vec<String> = (ranked_files.iter())
+    // Read the best source files, then rank their functions and modules: tests and
+    // derived files (bundles, build output) are read after every source file, unless
+    // the issue names them, so a bundle that copies the source does not take the
+    // reads the source needs.
+    let reading = Locations {
+        files: ranked_files.clone(),
+        ..Locations::default()
+    };
+    let to_read: Vec<String> = secondary::source_first(reading, task.workdir, issue)
+        .files
+        .into_iter()
         .take(task.knobs.count(&FILES_TO_READ))
-        .cloned()
         .collect();
     for f in &to_read {
         driver.call("read_file", json!({"path": f})).await;

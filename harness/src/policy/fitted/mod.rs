@@ -58,8 +58,10 @@ pub fn knob_of(variant: &dyn Variant) -> Option<&'static Knob> {
 /// tests and derived code move last ([`secondary::source_first`]), then, when the
 /// variant's `fitted` knob is on in `task`, its fitted model reorders the whole pool
 /// ([`POOL_LEN`]); the answer is cut to [`ANSWER_LEN`] per level. With the knob off,
-/// the pool is cut first, so the answer is the hand-weighted order's top entries as
-/// before. A variant without the knob (a declared one) keeps its answer whole.
+/// the answer is the hand-weighted order's top source entries: secondary entries
+/// move below the whole pool's source before the cut (an answer with none is the
+/// hand-weighted top ten as before). A variant without the knob (a declared one)
+/// keeps its answer whole.
 pub fn finish(variant: &dyn Variant, loc: Locations, task: &Task<'_>) -> anyhow::Result<Locations> {
     finish_cached(variant, loc, task, &mut HashMap::new())
 }
@@ -83,13 +85,11 @@ pub fn finish_cached(
         ));
     };
     if !is_on(task, knob) {
-        let loc = cut(loc, ANSWER_LEN);
-        return Ok(secondary::source_first_cached(
-            loc,
-            task.workdir,
-            issue,
-            judged,
-        ));
+        // Source first over the whole pool, then the cut: a bundle or a test in the
+        // top ten gives its place to the next source entry instead of only moving
+        // down inside the ten.
+        let loc = secondary::source_first_cached(loc, task.workdir, issue, judged);
+        return Ok(cut(loc, ANSWER_LEN));
     }
     let model = builtin(variant.name())?;
     let loc = secondary::source_first_cached(loc, task.workdir, issue, judged);
