@@ -35,7 +35,9 @@
 //!    source it is looking for; the harness parses them with tree-sitter to map each hit
 //!    line to its enclosing function and module, as the agent reading the file would.
 //! 5. Functions and modules are ranked by the IDF-weighted hits inside them (a
-//!    definition of a term counts 3×, a traceback frame naming the function adds the
+//!    definition of a term counts 3×, except that a type's own declaration line
+//!    scores the type as a module only: its fields and variants name it as an edited
+//!    function, its header does not; a traceback frame naming the function adds the
 //!    top term score), multiplied by their file's normalized score so evidence in a
 //!    better file ranks higher. Ties break by file rank, then by first appearance.
 
@@ -383,10 +385,15 @@ fn rank_entities(
             for h in th.hits.iter().filter(|h| &h.path == f) {
                 let ids = index.ids_at(task.workdir, f, h.line);
                 let mut s = th.idf;
-                if is_definition(f, &h.text, &th.term) {
+                let defines = is_definition(f, &h.text, &th.term);
+                if defines {
                     s *= 3.0;
                 }
-                if let Some(func) = &ids.function {
+                // A type's own declaration (`struct Batcher`, `impl Batcher`) says where
+                // the type is, not that its body (fields, variants) is edited: it scores
+                // the type as a module only, and the type's methods take the hits.
+                let type_level = ids.short_name.is_none() && ids.function == ids.module;
+                if let Some(func) = ids.function.as_ref().filter(|_| !(defines && type_level)) {
                     func_scores.add(func, s * w);
                 }
                 if let Some(m) = &ids.module {
