@@ -162,6 +162,16 @@ const GENERATED_MARKS: &[&str] = &[
 /// Lines of a file's head searched for [`GENERATED_MARKS`].
 const HEADER_LINES: usize = 10;
 
+/// What a bundler writes at the top of a UMD bundle (rollup, webpack, browserify
+/// `--standalone`): the AMD branch of the `(function (global, factory) { … })`
+/// prologue. Source modules import and export; they do not open by testing which
+/// module loader runs them.
+const BUNDLE_PROLOGUE: &str = "define.amd";
+
+/// Lines of a file's head searched for [`BUNDLE_PROLOGUE`] (a license banner may
+/// come first).
+const PROLOGUE_LINES: usize = 30;
+
 /// Mean line length (bytes) above which a file reads as minified or bundled.
 const MINIFIED_MEAN_LINE: usize = 200;
 
@@ -169,17 +179,23 @@ const MINIFIED_MEAN_LINE: usize = 200;
 const MINIFIED_LINE: usize = 10_000;
 
 /// Whether a file's text (or its head: the first tens of kilobytes suffice) says it
-/// is generated or minified: a generator's mark in its first [`HEADER_LINES`] lines,
-/// a mean line length over [`MINIFIED_MEAN_LINE`] bytes, or one line over
-/// [`MINIFIED_LINE`] bytes. What a reader sees on opening the file: nobody edits it
-/// by hand.
+/// is generated, bundled or minified: a generator's mark in its first
+/// [`HEADER_LINES`] lines, a UMD bundle's prologue in its first [`PROLOGUE_LINES`]
+/// (a build's `moment.js` or `locale/*.js` made from `src/`), a mean line length over
+/// [`MINIFIED_MEAN_LINE`] bytes, or one line over [`MINIFIED_LINE`] bytes. What a
+/// reader sees on opening the file: nobody edits it by hand.
 pub fn is_derived_text(text: &str) -> bool {
     let header = text.lines().take(HEADER_LINES).any(|l| {
         let l = l.to_ascii_lowercase();
         GENERATED_MARKS.iter().any(|m| l.contains(m))
     });
+    let bundle = text
+        .lines()
+        .take(PROLOGUE_LINES)
+        .any(|l| l.contains(BUNDLE_PROLOGUE));
     let lines = text.lines().count().max(1);
     header
+        || bundle
         || text.len() / lines > MINIFIED_MEAN_LINE
         || text.lines().any(|l| l.len() > MINIFIED_LINE)
 }
@@ -473,5 +489,17 @@ mod tests {
         assert!(!is_derived_text(source));
         let one_long = format!("X = 1\n{}\n", "y = 2\n".repeat(400) + &"#".repeat(1500));
         assert!(!is_derived_text(&one_long));
+        // A UMD bundle a build made from `src/`, under its license banner; the module
+        // it was made from, and a hand-written loader check at a file's end, are not.
+        let umd = "//! lib.js\n//! license : MIT\n\n;(function (global, factory) {\n    typeof exports === 'object' && typeof module !== 'undefined' ? module.exports = factory() :\n    typeof define === 'function' && define.amd ? define(factory) :\n    global.lib = factory()\n}(this, (function () { 'use strict';\n    function hooks() {}\n})));\n";
+        assert!(is_derived_text(umd));
+        assert!(!is_derived_text(
+            "//! lib.js\nimport { hooks } from './lib/utils/hooks';\nexport default hooks;\n"
+        ));
+        let tail = format!(
+            "function lib() {{}}\n{}if (typeof define === 'function' && define.amd) define(lib);\n",
+            "lib.x = 1;\n".repeat(40)
+        );
+        assert!(!is_derived_text(&tail));
     }
 }

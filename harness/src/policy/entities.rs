@@ -8,7 +8,10 @@
 //! the chain of definitions holding the line is the function (a method is
 //! `Type.method`, Go and Rust methods by their receiver or `impl` type; a constructor
 //! is its type; nested functions and closures belong to the callable around them); a
-//! line in a type but in none of its methods has only a module id; the module is
+//! line in a type but in none of its methods (a struct field, an enum variant, a line
+//! of a Rust `impl` outside its methods) is the innermost type at both levels, as
+//! gold counts it (a Python class line keeps LocAgent's line rule: a module id only,
+//! the policies tuned on it unchanged); the module is
 //! gold's: the function's type (`Outer.Inner` for a method of a Java inner class) or
 //! the function itself, else the innermost type (namespaces such as a Rust `mod` only
 //! prefix names). A line in a Python class nested in a top-level class is the outer
@@ -251,8 +254,13 @@ pub fn lang_ids_in(f: &ParsedFile, rel: &str, line: usize) -> LineIds {
             short_name: Some(short),
         };
     }
+    // A line in a type but in none of its callables (a struct field, an enum variant,
+    // a Java field initializer, a line of a Rust `impl` outside its methods): gold
+    // names the type at function level too (`GoldUnit::Class`), so the line answers
+    // for it. No short name: the type is not a callable (codegraph weighs a type
+    // answered as a function by its own knob).
     LineIds {
-        function: None,
+        function: module.clone(),
         module,
         short_name: None,
     }
@@ -338,5 +346,272 @@ def top(a):
         let ids = lang_ids_in(&f, "b.rs", 5);
         assert_eq!(ids.function.as_deref(), Some("b.rs:books.B.merge"));
         assert_eq!(ids.module.as_deref(), Some("b.rs:books.B"));
+    }
+}
+
+/// Every line of a fixture per language, mapped by the policies' rule and by gold's:
+/// the two give the same function and module ids (the ids a variant answers are ids
+/// gold can hold), for each shape the front ends read.
+#[cfg(test)]
+mod gold_agreement {
+    use super::*;
+    use crate::score::gold::LangModule;
+
+    const GO: &str = "\
+package p
+
+type Stack[T any] struct {
+\titems []T
+\tlimit int
+}
+
+type Reader interface {
+\tRead(p []byte) (int, error)
+\tio.Closer
+}
+
+type Count int
+
+func (s *Stack[T]) Push(x T) {
+\tclean := func() { s.items = nil }
+\tclean()
+}
+
+func (c Count) String() string {
+\treturn \"\"
+}
+
+func New() *Stack[int] {
+\ttype local struct{ n int }
+\treturn &Stack[int]{}
+}
+";
+
+    const JAVA: &str = "\
+package p;
+
+public class Cache<K> {
+    private int size = 0;
+
+    public Cache(int size) {
+        this.size = size;
+    }
+
+    int get() {
+        Runnable r = new Runnable() {
+            public void run() { size++; }
+        };
+        return size;
+    }
+
+    static class Entry {
+        int weight = 1;
+        Entry() { weight = 2; }
+        void touch() {
+            weight++;
+        }
+    }
+
+    interface Listener {
+        void onEvict(Object key);
+        default void clear() {
+            onEvict(null);
+        }
+    }
+
+    enum Mode {
+        LRU,
+        FIFO { int w() { return 1; } };
+        int code() { return 0; }
+    }
+
+    record Pair(int a, int b) {
+        Pair {
+            a = b;
+        }
+    }
+}
+";
+
+    const RUST: &str = "\
+pub struct Wrapper<T> {
+    inner: T,
+}
+
+impl<T> Wrapper<T> {
+    const LIMIT: usize = 3;
+
+    pub fn new(inner: T) -> Self {
+        let double = |x: usize| x * 2;
+        Wrapper { inner }
+    }
+}
+
+impl<T: Clone> Clone for Wrapper<T> {
+    fn clone(&self) -> Self {
+        Wrapper { inner: self.inner.clone() }
+    }
+}
+
+pub trait Shape {
+    fn area(&self) -> f64;
+    fn describe(&self) -> String {
+        String::new()
+    }
+}
+
+pub enum Color {
+    Red,
+    Green,
+}
+
+mod inner {
+    pub struct B;
+    impl B {
+        pub fn merge(&self) -> u8 {
+            1
+        }
+    }
+    pub fn free() {}
+}
+";
+
+    const TS: &str = "\
+export class Cart {
+  private items: string[] = [];
+  total = () => {
+    return this.items.length;
+  };
+  constructor(private owner: string) {
+    this.items = [];
+  }
+  add(item: string): this;
+  add(item: number): this;
+  add(item: any): this {
+    this.items.push(item);
+    return this;
+  }
+  static Line = class {
+    qty = 1;
+  };
+}
+
+export interface Options {
+  limit: number;
+  render(x: string): string;
+}
+
+export namespace util {
+  export function clamp(n: number): number {
+    return n;
+  }
+  export class Box {
+    open() {
+      return 1;
+    }
+  }
+}
+
+export type Id = string | number;
+
+export default function main(): void {
+  const helper = () => 1;
+  helper();
+}
+";
+
+    const JS: &str = "\
+function Parser(opts) {
+  this.opts = opts;
+}
+
+Parser.prototype.parse = function (src) {
+  return src;
+};
+
+const api = {
+  get(x) {
+    return x;
+  },
+};
+
+export const lex = (src) => {
+  return src.split(' ');
+};
+
+module.exports.render = function (x) {
+  return x;
+};
+
+class Renderer {
+  code = (text) => text;
+  heading(text) {
+    return text;
+  }
+}
+";
+
+    /// Checks every code line of `source` (file `rel`).
+    fn agree(rel: &str, source: &str) {
+        let language = language_for_path(rel).unwrap();
+        let gold = LangModule::parse(language, source);
+        let parsed = language.parse(source);
+        assert!(!parsed.has_syntax_errors, "{rel} parses");
+        for line in 1..=source.lines().count() {
+            if !parsed.has_code(line) {
+                continue;
+            }
+            let ours = lang_ids_in(&parsed, rel, line);
+            let unit = gold.gold_unit_at(line);
+            let want_function = unit
+                .as_ref()
+                .map(|u| format!("{rel}:{}", u.function_name()));
+            let want_module = unit.as_ref().map(|u| format!("{rel}:{}", u.module_name()));
+            assert_eq!(ours.function, want_function, "{rel} line {line} function");
+            assert_eq!(ours.module, want_module, "{rel} line {line} module");
+        }
+    }
+
+    #[test]
+    fn policy_ids_equal_gold_ids_on_every_line_in_every_language() {
+        agree("pkg/stack.go", GO);
+        agree("src/main/java/p/Cache.java", JAVA);
+        agree("src/wrapper.rs", RUST);
+        agree("src/cart.ts", TS);
+        agree("lib/parser.js", JS);
+    }
+
+    #[test]
+    fn type_body_lines_answer_for_the_type() {
+        let at = |rel: &str, src: &str, line: usize| {
+            let f = language_for_path(rel).unwrap().parse(src);
+            lang_ids_in(&f, rel, line).function
+        };
+        // A Go struct field, a Rust enum variant and an associated const, a Java inner
+        // class's field and an enum constant, a TS interface member: the type.
+        assert_eq!(at("s.go", GO, 4).as_deref(), Some("s.go:Stack"));
+        assert_eq!(at("w.rs", RUST, 29).as_deref(), Some("w.rs:Color"));
+        assert_eq!(at("w.rs", RUST, 6).as_deref(), Some("w.rs:Wrapper"));
+        assert_eq!(
+            at("C.java", JAVA, 18).as_deref(),
+            Some("C.java:Cache.Entry")
+        );
+        assert_eq!(at("C.java", JAVA, 34).as_deref(), Some("C.java:Cache.Mode"));
+        assert_eq!(at("c.ts", TS, 21).as_deref(), Some("c.ts:Options"));
+        // Nested types keep their outer types; a method of a Rust `impl` in a `mod`.
+        assert_eq!(
+            at("C.java", JAVA, 21).as_deref(),
+            Some("C.java:Cache.Entry.touch")
+        );
+        assert_eq!(
+            at("C.java", JAVA, 19).as_deref(),
+            Some("C.java:Cache.Entry")
+        );
+        assert_eq!(at("w.rs", RUST, 37).as_deref(), Some("w.rs:inner.B.merge"));
+        assert_eq!(at("c.ts", TS, 31).as_deref(), Some("c.ts:util.Box.open"));
+        assert_eq!(at("s.go", GO, 16).as_deref(), Some("s.go:Stack.Push"));
+        // JS: a prototype method, a class field holding an arrow function.
+        assert_eq!(at("p.js", JS, 6).as_deref(), Some("p.js:Parser.parse"));
+        assert_eq!(at("p.js", JS, 24).as_deref(), Some("p.js:Renderer.code"));
     }
 }

@@ -16,8 +16,10 @@
 //! policy's own order, unless the issue names the file (its path, or its file name when
 //! no source file in the answer has that name): an issue about a bundle or a test is
 //! about that file. The run applies it to every scripted policy's answer
-//! (`run::pipeline`, `navbench tune`), never to an agent's: an agent's ranking is what
-//! is measured.
+//! (`run::pipeline`, `navbench tune`) over the policy's whole pool before the answer
+//! is cut (`fitted::finish`), so a demoted entry gives its place in the top ten to
+//! the next source entry; never to an agent's: an agent's ranking is what is
+//! measured. `bm25` applies it before its own cut, and `text` to the files it reads.
 
 use std::collections::HashMap;
 use std::io::Read;

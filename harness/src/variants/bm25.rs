@@ -17,7 +17,9 @@
 //!
 //! Nested types read back as gold names them (the corpus keeps the outer types, see
 //! the server's `functions::corpus`): `Outer.java/Outer.Inner/method` →
-//! function `Outer.java:Outer.Inner.method`, module `Outer.java:Outer.Inner`; a method
+//! function `Outer.java:Outer.Inner.method`, module `Outer.java:Outer.Inner`; a
+//! constructor of another language, which the corpus writes as its type
+//! (`Outer.java/Outer.Inner`), → `Outer.java:Outer.Inner` at both levels; a method
 //! of a Python class nested in a class, `m.py/Outer.Inner/method`, → `m.py:Outer` at
 //! both levels (LocAgent's gold counts a nested class's lines for the outermost
 //! class). Top-level Python ids are the paper's, read the paper's way.
@@ -35,11 +37,12 @@
 //!    100 documents CoRNStack's evaluation keeps per query).
 //! 3. [`docs_locations`] turns the ranked ids into files, modules and functions.
 //!
-//! The run then puts tests and derived code below source, as for every scripted
-//! policy ([`crate::policy::secondary`]); the corpus already leaves `test` paths out,
-//! so for `bm25` that moves only build output, bundles, vendored, minified and
-//! generated files, which the paper's Python repositories hardly have (dev and mini
-//! rankings are unchanged by it).
+//! Tests and derived code go below source, as for every scripted policy
+//! ([`crate::policy::secondary`]), before each level is cut to [`ANSWER_LEN`], so a
+//! bundle that copies the source gives its place to the next source document; the
+//! corpus already leaves `test` paths out, so for `bm25` that moves only build
+//! output, bundles, vendored, minified and generated files, which the paper's Python
+//! repositories hardly have (dev and mini rankings are unchanged by it).
 
 use std::path::Path;
 
@@ -48,7 +51,8 @@ use serde_json::json;
 use super::codegraph::Codegraph;
 use super::{PolicyFuture, SetupFuture, Variant};
 use crate::data::dataset::{Locations, push_unique};
-use crate::policy::{Driver, Task};
+use crate::policy::fitted::cut;
+use crate::policy::{Driver, Task, secondary};
 
 /// The `bm25` variant (see the module doc).
 pub struct Bm25;
@@ -137,7 +141,12 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
         );
     }
     let ids = ranked_ids(out.structured.as_ref());
-    Ok(docs_locations(&ids))
+    // Every level read from all the ranked documents, secondary files (build output,
+    // bundles, minified and generated files; the corpus has no tests) below source,
+    // then cut: a bundle that copies the source does not push the source out.
+    let all = docs_locations_uncut(&ids);
+    let loc = secondary::source_first(all, task.workdir, query);
+    Ok(cut(loc, ANSWER_LEN))
 }
 
 /// The document ids of a `search_functions` result, best first.
@@ -171,6 +180,11 @@ fn split_doc_id(id: &str) -> Option<(&str, &str)> {
 /// LocAgent's `docs` conversion of ranked document ids (see the module doc), each level
 /// de-duplicated and cut at [`ANSWER_LEN`].
 pub fn docs_locations(ids: &[String]) -> Locations {
+    cut(docs_locations_uncut(ids), ANSWER_LEN)
+}
+
+/// [`docs_locations`] before the cut: every level of every ranked id.
+fn docs_locations_uncut(ids: &[String]) -> Locations {
     let mut loc = Locations::default();
     for id in ids {
         let Some((file, entity)) = split_doc_id(id) else {
@@ -195,9 +209,6 @@ pub fn docs_locations(ids: &[String]) -> Locations {
         push_unique(&mut loc.functions, format!("{file}:{function}"));
         push_unique(&mut loc.modules, format!("{file}:{module}"));
     }
-    loc.files.truncate(ANSWER_LEN);
-    loc.modules.truncate(ANSWER_LEN);
-    loc.functions.truncate(ANSWER_LEN);
     loc
 }
 
@@ -295,6 +306,35 @@ mod tests {
                 "src/w.rs:inner.W",
                 "src/w.rs:inner.parse",
                 "pkg/shop.py:Cart"
+            ]
+        );
+    }
+
+    /// The corpus writes another language's constructor as its type (`path/Type`):
+    /// it reads back as the type at both levels, gold's id for an edit in it.
+    #[test]
+    fn docs_of_constructors_read_back_as_their_type() {
+        let loc = docs_locations(&ids(&[
+            "src/p/Cache.java/Cache",
+            "src/p/Cache.java/Cache.Entry",
+            "web/cart.ts/Cart",
+            "src/p/Cache.java/Cache/get",
+        ]));
+        assert_eq!(
+            loc.functions,
+            [
+                "src/p/Cache.java:Cache",
+                "src/p/Cache.java:Cache.Entry",
+                "web/cart.ts:Cart",
+                "src/p/Cache.java:Cache.get"
+            ]
+        );
+        assert_eq!(
+            loc.modules,
+            [
+                "src/p/Cache.java:Cache",
+                "src/p/Cache.java:Cache.Entry",
+                "web/cart.ts:Cart"
             ]
         );
     }

@@ -29,10 +29,15 @@
 //!    Test files (`test_*.py`, `*_test.py`, `conftest.py`, under `tests/`) are scaled
 //!    by [`TEST_FILE_FACTOR`]: the fix is rarely in a test.
 //! 4. The top [`FILES_TO_READ`] files are read with `read_file` (the cost an agent
-//!    pays to look at them); the harness parses them with tree-sitter to map each hit
+//!    pays to look at them), source first: tests and derived files (bundles, build
+//!    output, minified and generated files: [`secondary`]) only after every source
+//!    file, unless the issue names them, as an agent skips a bundle that copies the
+//!    source it is looking for; the harness parses them with tree-sitter to map each hit
 //!    line to its enclosing function and module, as the agent reading the file would.
 //! 5. Functions and modules are ranked by the IDF-weighted hits inside them (a
-//!    definition of a term counts 3×, a traceback frame naming the function adds the
+//!    definition of a term counts 3×, except that a type's own declaration line
+//!    scores the type as a module only: its fields and variants name it as an edited
+//!    function, its header does not; a traceback frame naming the function adds the
 //!    top term score), multiplied by their file's normalized score so evidence in a
 //!    better file ranks higher. Ties break by file rank, then by first appearance.
 
@@ -49,7 +54,7 @@ use crate::policy::knobs::Knob;
 use crate::policy::languages::{Families, is_definition};
 use crate::policy::ranking::Scores;
 use crate::policy::terms::{self, Extracted, Term};
-use crate::policy::{Driver, Task, is_test_file};
+use crate::policy::{Driver, Task, is_test_file, secondary};
 
 /// The `text` variant (see the module doc).
 pub struct Text;
@@ -167,10 +172,18 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
     adjust_file_scores(&mut file_scores, &ex, &files, (top_term, test_factor));
     let ranked_files = file_scores.ranked();
 
-    // Read the best files, then rank their functions and modules.
-    let to_read: Vec<String> = (ranked_files.iter())
+    // Read the best source files, then rank their functions and modules: tests and
+    // derived files (bundles, build output) are read after every source file, unless
+    // the issue names them, so a bundle that copies the source does not take the
+    // reads the source needs.
+    let reading = Locations {
+        files: ranked_files.clone(),
+        ..Locations::default()
+    };
+    let to_read: Vec<String> = secondary::source_first(reading, task.workdir, issue)
+        .files
+        .into_iter()
         .take(task.knobs.count(&FILES_TO_READ))
-        .cloned()
         .collect();
     for f in &to_read {
         driver.call("read_file", json!({"path": f})).await;
@@ -372,10 +385,15 @@ fn rank_entities(
             for h in th.hits.iter().filter(|h| &h.path == f) {
                 let ids = index.ids_at(task.workdir, f, h.line);
                 let mut s = th.idf;
-                if is_definition(f, &h.text, &th.term) {
+                let defines = is_definition(f, &h.text, &th.term);
+                if defines {
                     s *= 3.0;
                 }
-                if let Some(func) = &ids.function {
+                // A type's own declaration (`struct Batcher`, `impl Batcher`) says where
+                // the type is, not that its body (fields, variants) is edited: it scores
+                // the type as a module only, and the type's methods take the hits.
+                let type_level = ids.short_name.is_none() && ids.function == ids.module;
+                if let Some(func) = ids.function.as_ref().filter(|_| !(defines && type_level)) {
                     func_scores.add(func, s * w);
                 }
                 if let Some(m) = &ids.module {

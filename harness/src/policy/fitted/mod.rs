@@ -58,8 +58,10 @@ pub fn knob_of(variant: &dyn Variant) -> Option<&'static Knob> {
 /// tests and derived code move last ([`secondary::source_first`]), then, when the
 /// variant's `fitted` knob is on in `task`, its fitted model reorders the whole pool
 /// ([`POOL_LEN`]); the answer is cut to [`ANSWER_LEN`] per level. With the knob off,
-/// the pool is cut first, so the answer is the hand-weighted order's top entries as
-/// before. A variant without the knob (a declared one) keeps its answer whole.
+/// the answer is the hand-weighted order's top source entries: secondary entries
+/// move below the whole pool's source before the cut (an answer with none is the
+/// hand-weighted top ten as before). A variant without the knob (a declared one)
+/// keeps its answer whole.
 pub fn finish(variant: &dyn Variant, loc: Locations, task: &Task<'_>) -> anyhow::Result<Locations> {
     finish_cached(variant, loc, task, &mut HashMap::new())
 }
@@ -83,13 +85,11 @@ pub fn finish_cached(
         ));
     };
     if !is_on(task, knob) {
-        let loc = cut(loc, ANSWER_LEN);
-        return Ok(secondary::source_first_cached(
-            loc,
-            task.workdir,
-            issue,
-            judged,
-        ));
+        // Source first over the whole pool, then the cut: a bundle or a test in the
+        // top ten gives its place to the next source entry instead of only moving
+        // down inside the ten.
+        let loc = secondary::source_first_cached(loc, task.workdir, issue, judged);
+        return Ok(cut(loc, ANSWER_LEN));
     }
     let model = builtin(variant.name())?;
     let loc = secondary::source_first_cached(loc, task.workdir, issue, judged);
@@ -290,5 +290,58 @@ mod tests {
         let out = m.rerank(loc, dir.path(), "c.py fails");
         assert_eq!(out.files, ["c.py", "a.py", "b.py"]);
         assert_eq!(out.modules, ["a.py:A", "b.py:B"]);
+    }
+}
+
+/// The knob-off answer: secondary entries leave the top ten for the pool's next
+/// source entries.
+#[cfg(test)]
+mod source_first_tests {
+    use super::*;
+    use crate::data::dataset::Instance;
+    use crate::policy::Trial;
+    use crate::policy::knobs::Knobs;
+
+    #[test]
+    fn secondary_entries_give_their_places_to_the_pools_source() {
+        let dir = tempfile::tempdir().unwrap();
+        // Twelve ranked files: two bundles and a test among the first ten, source
+        // files at 11 and 12; a UMD bundle outside `dist/` is judged by its head.
+        std::fs::write(
+            dir.path().join("lib.js"),
+            ";(function (global, factory) {\n  typeof define === 'function' && define.amd ? define(factory) : global.lib = factory()\n}(this, function () {}));\n",
+        )
+        .unwrap();
+        let mut files: Vec<String> = (1..=12).map(|i| format!("src/m{i}.js")).collect();
+        files[1] = "dist/lib.js".into();
+        files[4] = "lib.js".into();
+        files[6] = "test/m.spec.js".into();
+        let functions: Vec<String> = files.iter().map(|f| format!("{f}:f")).collect();
+        let loc = Locations {
+            files: files.clone(),
+            modules: functions.clone(),
+            functions,
+        };
+        let instance = Instance {
+            problem_statement: "m1 breaks".into(),
+            ..Instance::default()
+        };
+        let knobs = Knobs::default();
+        let task = Task {
+            instance: &instance,
+            workdir: dir.path(),
+            knobs: &knobs,
+            trial: Trial::FIRST,
+        };
+        let variant = crate::variants::by_name("text").unwrap();
+        let out = finish(variant, loc, &task).unwrap();
+        let want: Vec<&str> = [1, 3, 4, 6, 8, 9, 10, 11, 12]
+            .iter()
+            .map(|i| files[i - 1].as_str())
+            .chain(["dist/lib.js"])
+            .collect();
+        assert_eq!(out.files, want);
+        assert_eq!(out.functions.len(), ANSWER_LEN);
+        assert_eq!(out.functions[7], "src/m11.js:f");
     }
 }

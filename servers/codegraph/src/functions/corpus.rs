@@ -28,10 +28,12 @@
 //!
 //! The other languages navbench reads (TS/JS, Java, Go, Rust; [`lang_documents`]) get
 //! the same shape from their `navbench-lang` definitions, since no published corpus
-//! exists for them: a method (or constructor) of a type is `path/Type/name`, the type
-//! by its qualified name as gold names it (`Outer.Inner` for a Java inner class,
-//! `ns.Cart` in a TS namespace, `inner.Cart` in a Rust `mod`; Go methods by receiver,
-//! Rust methods by `impl` type), a module-level function `path/qualname`
+//! exists for them: a method of a type is `path/Type/name`, the type by its
+//! qualified name as gold names it (`Outer.Inner` for a Java inner class, `ns.Cart`
+//! in a TS namespace, `inner.Cart` in a Rust `mod`; Go methods by receiver, Rust
+//! methods by `impl` type); a constructor (Java, TS/JS `constructor`) is `path/Type`,
+//! which reads back as the type, gold's id for an edit in a constructor (a Python
+//! `__init__` keeps the paper's `path.py/Class/__init__`); a module-level function `path/qualname`
 //! (`inner.parse`), a nested function or closure bound to a name `path/name`, text
 //! `id + "\n" + source`, and a file the parser had to recover from still counts.
 //!
@@ -215,6 +217,9 @@ pub fn lang_documents(rel: &str, text: &str, language: &dyn Language) -> Vec<Fun
         // module-level function's (`inner.parse`): the ids gold gives them. Nested
         // functions keep their bare name, as in the Python corpus.
         let id = match owner {
+            // A constructor is its type in gold (as `__init__` is under LocAgent's
+            // `merge_init`): `path/Type` reads back as `path:Type`.
+            Some(t) if d.kind == DefKind::Constructor => format!("{rel}/{t}"),
             Some(t) => format!("{rel}/{t}/{}", d.name),
             None if d.module_level => format!("{rel}/{}", d.qualname),
             None => format!("{rel}/{}", d.name),

@@ -26,7 +26,7 @@ use crate::cache::{CacheError, Reader, Writer, corrupt};
 /// Bump on any change of the encoding above or of what a file's documents and
 /// tokens are (the corpus rules, the tokenizer): stores written with another value
 /// are ignored.
-const FUNCTIONS_FORMAT: u32 = 1;
+const FUNCTIONS_FORMAT: u32 = 2;
 
 /// The store of per-file corpus entries in `dir`.
 pub(crate) fn store(dir: impl Into<std::path::PathBuf>) -> FileStore {

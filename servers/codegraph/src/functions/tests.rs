@@ -216,6 +216,26 @@ fn other_languages_give_documents_in_the_same_format() {
             "src/w.rs/helper"
         ]
     );
+    // A constructor is its type, as gold names an edit in it: a Java constructor, a
+    // TS/JS `constructor`, an inner class's (the Python corpus keeps the paper's
+    // `path.py/Class/__init__`).
+    let java = "package p;\n\npublic class Outer {\n    Outer() {}\n    Outer(int a) {}\n    static class Inner {\n        Inner() {}\n        int m() { return 1; }\n    }\n}\n";
+    assert_eq!(
+        ids("src/p/Outer.java", java),
+        [
+            "src/p/Outer.java/Outer",
+            "src/p/Outer.java/Outer.Inner",
+            "src/p/Outer.java/Outer.Inner/m"
+        ]
+    );
+    let ts =
+        "export class Cart {\n  constructor(private o: string) {}\n  total() { return 0; }\n}\n";
+    assert_eq!(
+        ids("web/cart.ts", ts),
+        ["web/cart.ts/Cart", "web/cart.ts/Cart/total"]
+    );
+    let js = "class Lexer {\n  constructor(o) { this.o = o; }\n}\n";
+    assert_eq!(ids("lib/lexer.js", js), ["lib/lexer.js/Lexer"]);
     let dir = tempfile::tempdir().expect("tempdir");
     write(dir.path(), "q/queue.go", go.as_bytes());
     write(

@@ -229,8 +229,10 @@ impl Writers {
         pool: Locations,
     ) -> anyhow::Result<()> {
         let issue = &inst.problem_statement;
-        let hand = secondary::source_first(cut(pool.clone(), ANSWER_LEN), &prep.workdir, issue);
+        // The hand-weighted answer as a run gives it (`fitted::finish`, knob off):
+        // source first over the pool, then the cut.
         let pool = secondary::source_first(pool, &prep.workdir, issue);
+        let hand = cut(pool.clone(), ANSWER_LEN);
         let words = features::IssueWords::new(issue);
         let levels = features::rows(&pool, &prep.workdir, &words);
         let hand_levels = [&hand.files, &hand.modules, &hand.functions];
