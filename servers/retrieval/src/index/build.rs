@@ -70,7 +70,8 @@ impl RepoIndex {
                 .iter()
                 .map(|c| content_hash(&embed_text(c)))
                 .collect();
-            let (embedded, reused) = idx.embed_missing(&chunks, &hashes, embedder, Some(progress))?;
+            let (embedded, reused) =
+                idx.embed_missing(&chunks, &hashes, embedder, Some(progress))?;
             Ok::<_, IndexError>((embedded, reused, hashes))
         })?;
         progress.set_stage("bm25");
@@ -131,7 +132,7 @@ impl RepoIndex {
             compiled: filter.compile()?,
             chunks: Vec::new(),
             hashes: Vec::new(),
-            row_of: HashMap::new(),
+            row_of: Default::default(),
             by_id: HashMap::new(),
             dim: embedder.dim(),
             vectors: Vec::new(),

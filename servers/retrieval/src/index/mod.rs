@@ -263,7 +263,7 @@ pub struct RepoIndex {
     /// vector.
     hashes: Vec<u128>,
     /// Content hash → its row in `vectors` (the first chunk with that hash).
-    row_of: HashMap<u128, usize>,
+    row_of: rustc_hash::FxHashMap<u128, usize>,
     by_id: HashMap<String, usize>,
     dim: usize,
     /// Row-major `chunks.len() × dim`, L2-normalized rows.

@@ -107,13 +107,10 @@ impl SegmentWriter {
 
     /// Flushes and renames the segment into place; returns its size in bytes.
     pub(super) fn finish(self) -> Result<u64, IndexError> {
-        let f = self
-            .out
-            .into_inner()
-            .map_err(|e| IndexError::Io {
-                path: self.tmp.clone(),
-                source: e.into_error(),
-            })?;
+        let f = self.out.into_inner().map_err(|e| IndexError::Io {
+            path: self.tmp.clone(),
+            source: e.into_error(),
+        })?;
         f.sync_data().map_err(io_err(&self.tmp))?;
         drop(f);
         fs::rename(&self.tmp, &self.path).map_err(io_err(&self.path))?;
@@ -133,8 +130,8 @@ pub(super) fn record_at(segment: &[u8], loc: Loc) -> Result<&[u8], String> {
         .map_err(|e| format!("record at {}: {e}", loc.offset))
 }
 
-/// Content hash → vector of every intact record in `dir`'s segments (records are read
-/// in order until one fails its frame; the rest of that segment is skipped).
+/// Content hash → vector of every intact record in `dir`'s segments (a record failing
+/// its frame is skipped; a segment ends where a record cannot be delimited).
 pub(super) fn salvage(dir: &Path, dim: usize) -> HashMap<u128, Box<[f32]>> {
     let mut map = HashMap::new();
     for seq in segments_in(dir) {
@@ -156,11 +153,21 @@ pub(super) fn salvage(dir: &Path, dim: usize) -> HashMap<u128, Box<[f32]>> {
                 offset: at as u64,
                 len: framed as u64,
             };
-            let Ok(payload) = record_at(&bytes, loc) else {
-                break;
-            };
-            let Ok(file) = decode_file(payload, dim) else {
-                break;
+            // A damaged record is skipped by its header's length (if that is what was
+            // damaged, the next "record" fails its magic and the segment ends here).
+            let Some(file) = record_at(&bytes, loc)
+                .ok()
+                .and_then(|payload| decode_file(payload, dim).ok())
+            else {
+                if loc
+                    .offset
+                    .checked_add(loc.len)
+                    .is_none_or(|end| end > bytes.len() as u64)
+                {
+                    break;
+                }
+                at += framed;
+                continue;
             };
             let mut vectors = vec![0f32; file.hashes.len() * dim];
             file.vectors_into(&mut vectors);
@@ -402,6 +409,11 @@ mod tests {
         assert!(record_at(&bad, first.unwrap()).is_ok());
         fs::write(seg_path(tmp.path(), 3), &bad).unwrap();
         assert_eq!(salvage(tmp.path(), 3).len(), 1);
+        // A flipped bit in the first: salvage skips it and keeps the second's two.
+        let mut bad = bytes.clone();
+        bad[HEADER_LEN + 3] ^= 0x10;
+        fs::write(seg_path(tmp.path(), 3), &bad).unwrap();
+        assert_eq!(salvage(tmp.path(), 3).len(), 2);
         // Cut short (a torn write): refused.
         let torn = &bytes[..bytes.len() - 9];
         assert!(record_at(torn, second).unwrap_err().contains("cut short"));

@@ -162,7 +162,7 @@ impl RepoIndex {
             compiled,
             chunks: Vec::new(),
             hashes: Vec::new(),
-            row_of: HashMap::new(),
+            row_of: Default::default(),
             by_id: HashMap::new(),
             dim: live.dim,
             vectors,
@@ -280,10 +280,14 @@ impl RepoIndex {
     fn write_live(&self) -> Result<(), IndexError> {
         let mut files = Vec::with_capacity(self.disk.files.len());
         for (file, _) in self.file_ranges() {
-            let loc = self.disk.files.get(file).ok_or_else(|| IndexError::Corrupt {
-                dir: self.dir.clone(),
-                reason: format!("no record for {file}"),
-            })?;
+            let loc = self
+                .disk
+                .files
+                .get(file)
+                .ok_or_else(|| IndexError::Corrupt {
+                    dir: self.dir.clone(),
+                    reason: format!("no record for {file}"),
+                })?;
             files.push((file.to_string(), *loc));
         }
         let live = Live {
@@ -345,10 +349,16 @@ fn fields_of(index: &Index) -> Result<Fields, String> {
 type Rows = (Vec<crate::chunk::Chunk>, Vec<u128>, Vec<f32>);
 
 fn read_records(dir: &Path, live: &Live, dim: usize) -> Result<Rows, String> {
-    let mut bytes: HashMap<u64, Vec<u8>> = HashMap::new();
+    let mut bytes: HashMap<u64, memmap2::Mmap> = HashMap::new();
     for (&seq, &size) in &live.segments {
         let path = segments::seg_path(dir, seq);
-        let b = fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let f = fs::File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        // SAFETY: a segment is renamed into place complete and never written again
+        // (updates write new segments, compaction writes a new one and unlinks the
+        // old, which leaves a mapping intact), so its bytes do not change while
+        // mapped. Every record read from the map is checked against its checksum.
+        let b =
+            unsafe { memmap2::Mmap::map(&f) }.map_err(|e| format!("{}: {e}", path.display()))?;
         if b.len() as u64 != size {
             return Err(format!(
                 "{} has {} bytes, the store expects {size} (a torn write)",
@@ -374,8 +384,11 @@ fn read_records(dir: &Path, live: &Live, dim: usize) -> Result<Rows, String> {
         })
         .collect::<Result<_, String>>()?;
     let n: usize = records.iter().map(|r| r.chunks.len()).sum();
-    let (mut chunks, mut hashes, mut vectors) =
-        (Vec::with_capacity(n), Vec::with_capacity(n), vec![0f32; n * dim]);
+    let (mut chunks, mut hashes, mut vectors) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        vec![0f32; n * dim],
+    );
     let mut row = 0;
     for r in records {
         let rows = r.chunks.len();

@@ -537,7 +537,11 @@ fn a_flipped_bit_in_the_store_is_refused_and_the_rebuild_embeds_that_file_alone(
     let counting = Counting::default();
     let (rebuilt, stats) =
         RepoIndex::build(r.path(), &FileFilter::default(), &counting, s.path()).unwrap();
-    assert_eq!((stats.embedded, counting.texts()), (damaged, damaged), "{stats:?}");
+    assert_eq!(
+        (stats.embedded, counting.texts()),
+        (damaged, damaged),
+        "{stats:?}"
+    );
     let opts = SearchOptions::default();
     // (Rankings, not scores: a text embedded alone may differ in the last bits from
     // the same text embedded in a padded batch.)

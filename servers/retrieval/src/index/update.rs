@@ -4,7 +4,7 @@
 //! vector side shared with a cold build (embedding the missing texts, installing the
 //! chunks with their vectors).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::Path;
 use std::time::Instant;
 
@@ -178,7 +178,10 @@ impl RepoIndex {
         }
         let t0 = Instant::now();
         let shared = EmbeddingCache::shared_dir(embedder);
-        if let Some(dir) = shared.as_ref().filter(|_| reads_packs(embedder, todo.len())) {
+        if let Some(dir) = shared
+            .as_ref()
+            .filter(|_| reads_packs(embedder, todo.len()))
+        {
             // Another process may have embedded these since this index loaded.
             self.cache.add_shared(dir);
             let before = todo.len();
@@ -246,7 +249,7 @@ impl RepoIndex {
             };
             vectors.extend_from_slice(v);
         }
-        let keep: HashSet<u128> = hashes.iter().copied().collect();
+        let keep: rustc_hash::FxHashSet<u128> = hashes.iter().copied().collect();
         for (h, &r) in &self.row_of {
             if !keep.contains(h) {
                 let old = self.vectors[r * dim..(r + 1) * dim].into();
@@ -268,7 +271,8 @@ impl RepoIndex {
             .enumerate()
             .map(|(i, c)| (c.id.clone(), i))
             .collect();
-        let mut row_of = HashMap::with_capacity(hashes.len());
+        let mut row_of =
+            rustc_hash::FxHashMap::with_capacity_and_hasher(hashes.len(), Default::default());
         for (i, h) in hashes.iter().enumerate() {
             row_of.entry(*h).or_insert(i);
         }

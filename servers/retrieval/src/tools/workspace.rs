@@ -172,9 +172,7 @@ impl RetrievalTools {
         // the default one, as the index's).
         let files = timings.time(Part::Fingerprint, || workspace_files(root));
         let seeded = timings.time(Part::Fingerprint, || {
-            files
-                .as_ref()
-                .and_then(|f| self.seed_workspace(id, f))
+            files.as_ref().and_then(|f| self.seed_workspace(id, f))
         });
         let opened = timings.time(Part::Text, || RepoIndex::open(&dir, embedder).ok());
         let reopened = opened.and_then(|mut index| {
