@@ -52,8 +52,11 @@ const QUERIES: [&str; 4] = [
     "module 7",
 ];
 
-/// Every query's hits (chunk ids, scores, ranks, reasons).
-fn answers(idx: &RepoIndex) -> Vec<Vec<(String, f32, Option<usize>, Option<usize>, String)>> {
+/// One hit as compared: chunk id, score, vector rank, BM25 rank, reason.
+type Answer = (String, f32, Option<usize>, Option<usize>, String);
+
+/// Every query's hits.
+fn answers(idx: &RepoIndex) -> Vec<Vec<Answer>> {
     let opts = SearchOptions {
         top_k: 8,
         ..SearchOptions::default()
