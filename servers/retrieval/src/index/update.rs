@@ -92,32 +92,11 @@ impl RepoIndex {
         self.bm25_totals = totals;
         let mut touched = remove;
         touched.extend(new_chunks.iter().map(|c| c.file.clone()));
-        // The kept chunks are in order (by path, then start line): the new ones, sorted,
-        // are merged in, so every chunk moves once.
-        let key = |c: &Chunk| (c.file.clone(), c.start_line);
-        let mut fresh: Vec<(Chunk, u128)> = new_chunks.into_iter().zip(new_hashes).collect();
-        fresh.sort_by_cached_key(|(c, _)| key(c));
-        let mut fresh = fresh.into_iter().peekable();
-        let n = self.chunks.len() + fresh.len();
-        let (mut chunks, mut hashes) = (Vec::with_capacity(n), Vec::with_capacity(n));
         let kept = std::mem::take(&mut self.chunks)
             .into_iter()
             .zip(std::mem::take(&mut self.hashes))
             .filter(|(c, _)| !touched.contains(&c.file));
-        for (c, h) in kept {
-            while let Some((f, fh)) =
-                fresh.next_if(|(f, _)| (&f.file, f.start_line) < (&c.file, c.start_line))
-            {
-                chunks.push(f);
-                hashes.push(fh);
-            }
-            chunks.push(c);
-            hashes.push(h);
-        }
-        for (f, fh) in fresh {
-            chunks.push(f);
-            hashes.push(fh);
-        }
+        let (chunks, hashes) = merge_in(kept, new_chunks.into_iter().zip(new_hashes).collect());
         self.set_chunks(chunks, hashes)?;
         lap.mark("install");
         self.persist_changed(&touched)?;
@@ -280,6 +259,33 @@ impl RepoIndex {
         self.hashes = hashes;
         self.chunks = chunks;
     }
+}
+
+/// The kept chunks (in order: by path, then start line) with `fresh` merged in
+/// (sorted first), so every chunk moves once; each with its content hash.
+fn merge_in(
+    kept: impl Iterator<Item = (Chunk, u128)>,
+    mut fresh: Vec<(Chunk, u128)>,
+) -> (Vec<Chunk>, Vec<u128>) {
+    fresh.sort_by_cached_key(|(c, _)| (c.file.clone(), c.start_line));
+    let n = kept.size_hint().1.unwrap_or(0) + fresh.len();
+    let mut fresh = fresh.into_iter().peekable();
+    let (mut chunks, mut hashes) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for (c, h) in kept {
+        while let Some((f, fh)) =
+            fresh.next_if(|(f, _)| (&f.file, f.start_line) < (&c.file, c.start_line))
+        {
+            chunks.push(f);
+            hashes.push(fh);
+        }
+        chunks.push(c);
+        hashes.push(h);
+    }
+    for (f, fh) in fresh {
+        chunks.push(f);
+        hashes.push(fh);
+    }
+    (chunks, hashes)
 }
 
 /// Milliseconds per named step, for the debug log of an update.
