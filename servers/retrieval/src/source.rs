@@ -414,24 +414,47 @@ impl Manifest {
     /// What changed on disk: `current` lists the files that should be indexed now.
     /// Files with unchanged size and mtime are assumed unchanged; others are hashed.
     pub fn changes(&self, root: &Path, current: &[&str]) -> Changes {
-        let mut changes = Changes::default();
+        self.refresh(root, current).0
+    }
+
+    /// [`Manifest::changes`], with the manifest of `current` as it is on disk now: the
+    /// stamps of files whose size and mtime are unchanged are kept, the others are
+    /// stamped again (read and hashed, in parallel), so that saving it needs no second
+    /// pass over the files. A file that cannot be read counts as modified and is left
+    /// out of the manifest.
+    pub fn refresh(&self, root: &Path, current: &[&str]) -> (Changes, Manifest) {
+        use rayon::prelude::*;
         let now: BTreeSet<&str> = current.iter().copied().collect();
-        for rel in &now {
-            let path = root.join(rel);
-            match self.files.get(*rel) {
-                None => {
-                    changes.added.insert((*rel).to_string());
-                }
-                Some(old) => {
-                    let same = match stat(&path) {
-                        Ok((size, mtime)) if size == old.size && mtime == old.mtime_ns => true,
-                        Ok(_) => stamp(&path).is_ok_and(|s| s.hash == old.hash),
-                        Err(_) => false,
-                    };
-                    if !same {
-                        changes.modified.insert((*rel).to_string());
+        let looked: Vec<(&str, Option<FileStamp>, bool)> = now
+            .par_iter()
+            .map(|rel| {
+                let path = root.join(rel);
+                let Some(old) = self.files.get(*rel) else {
+                    return (*rel, stamp(&path).ok(), false);
+                };
+                match stat(&path) {
+                    Ok((size, mtime)) if size == old.size && mtime == old.mtime_ns => {
+                        (*rel, Some(*old), true)
                     }
+                    Ok(_) => {
+                        let fresh = stamp(&path).ok();
+                        let same = fresh.is_some_and(|s| s.hash == old.hash);
+                        (*rel, fresh, same)
+                    }
+                    Err(_) => (*rel, None, false),
                 }
+            })
+            .collect();
+        let mut changes = Changes::default();
+        let mut files = BTreeMap::new();
+        for (rel, fresh, same) in looked {
+            if !self.files.contains_key(rel) {
+                changes.added.insert(rel.to_string());
+            } else if !same {
+                changes.modified.insert(rel.to_string());
+            }
+            if let Some(s) = fresh {
+                files.insert(rel.to_string(), s);
             }
         }
         for rel in self.files.keys() {
@@ -439,7 +462,7 @@ impl Manifest {
                 changes.deleted.insert(rel.clone());
             }
         }
-        changes
+        (changes, Manifest { files })
     }
 }
 

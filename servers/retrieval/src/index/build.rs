@@ -11,9 +11,10 @@ use navbench_server_support::walk::{WalkOptions, walk_files};
 use tantivy::{Index, ReloadPolicy, TantivyDocument};
 
 use super::bm25::{Bm25Totals, register_tokenizers, schema, tantivy_doc};
-use super::embedding_cache::EmbeddingCache;
+use super::embedding_cache::{EmbeddingCache, content_hash, embed_text};
 use super::{
     FileFilter, IndexError, IndexStats, RepoIndex, chunk_cache, chunk_files, io_err, progress,
+    segments,
 };
 use crate::chunk::Chunk;
 use crate::encoder::TextEncoder;
@@ -64,15 +65,21 @@ impl RepoIndex {
         let n_files = per_file.len();
         let chunks: Vec<Chunk> = per_file.into_iter().flat_map(|(_, c)| c).collect();
         let mut idx = RepoIndex::empty(filter, embedder, dir, timings)?;
-        let (embedded, reused) = timings.time(Part::Vectors, || {
-            idx.embed_missing(&chunks, embedder, Some(progress))
+        let (embedded, reused, hashes) = timings.time(Part::Vectors, || {
+            let hashes: Vec<u128> = chunks
+                .iter()
+                .map(|c| content_hash(&embed_text(c)))
+                .collect();
+            let (embedded, reused) =
+                idx.embed_missing(&chunks, &hashes, embedder, Some(progress))?;
+            Ok::<_, IndexError>((embedded, reused, hashes))
         })?;
         progress.set_stage("bm25");
         timings.time(Part::Text, || idx.write_bm25(&chunks))?;
         progress.set_stage("saving");
         timings.time(Part::Write, || {
-            idx.set_chunks(chunks)?;
-            idx.persist()
+            idx.set_chunks(chunks, hashes)?;
+            idx.persist_all()
         })?;
         let stats = IndexStats {
             files: n_files,
@@ -85,8 +92,9 @@ impl RepoIndex {
         Ok((idx, stats))
     }
 
-    /// An index in `dir` with no chunk yet: the embedding cache loaded (vectors: its
-    /// own file, then the encoder's shared packs), a fresh tantivy directory (text).
+    /// An index in `dir` with no chunk yet: the embedding cache loaded (vectors: the
+    /// intact records of the store already in `dir`, the vector file of store version
+    /// 3, then the encoder's shared packs), a fresh tantivy directory (text).
     fn empty(
         filter: &FileFilter,
         embedder: &dyn TextEncoder,
@@ -98,6 +106,9 @@ impl RepoIndex {
             &EmbeddingCache::path(dir, embedder.model_id()),
             embedder.dim(),
         );
+        for (h, v) in segments::salvage(dir, embedder.dim()) {
+            cache.map.entry(h).or_insert(v);
+        }
         if let Some(shared) = EmbeddingCache::shared_dir(embedder) {
             cache.add_shared(&shared);
         }
@@ -120,6 +131,8 @@ impl RepoIndex {
             filter: filter.clone(),
             compiled: filter.compile()?,
             chunks: Vec::new(),
+            hashes: Vec::new(),
+            row_of: Default::default(),
             by_id: HashMap::new(),
             dim: embedder.dim(),
             vectors: Vec::new(),
@@ -129,6 +142,8 @@ impl RepoIndex {
             reader,
             fields,
             bm25_totals: Bm25Totals::default(),
+            opstamp: 0,
+            disk: Default::default(),
         };
         timings.add(Part::Text, started.elapsed());
         Ok(idx)
@@ -144,7 +159,7 @@ impl RepoIndex {
             for c in chunks {
                 writer.add_document(tantivy_doc(self.fields, c))?;
             }
-            writer.commit()?;
+            self.opstamp = writer.commit()?;
             writer.wait_merging_threads()?;
         }
         self.reader.reload()?;

@@ -59,6 +59,11 @@ pub const MAX_BYTES: u64 = 1 << 30;
 pub fn use_dir(dir: PathBuf) {
     if fs::create_dir_all(&dir).is_ok() {
         let _ = DIR.set(dir);
+        // Hash the executable (the entries' key) now, beside whatever the process
+        // does first, rather than when the first file is chunked.
+        let _ = std::thread::Builder::new()
+            .name("navbench-build-identity".into())
+            .spawn(|| build_identity().len());
     } else {
         tracing::warn!(dir = %dir.display(), "cannot create the chunk cache; chunking every file");
     }

@@ -11,7 +11,7 @@
 //! format the next time it is saved, a pack is left as it is (packs are never
 //! rewritten).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fs;
 use std::io::{BufReader, BufWriter, Read};
 use std::path::{Path, PathBuf};
@@ -62,6 +62,16 @@ fn key_of(bytes: &[u8]) -> u128 {
 }
 
 impl EmbeddingCache {
+    /// An empty cache of vectors of `dim`.
+    pub(super) fn new(dim: usize) -> EmbeddingCache {
+        EmbeddingCache {
+            dim,
+            map: HashMap::new(),
+        }
+    }
+
+    /// The vector file of index store version 3 (`embeddings-<model>.bin`), still read
+    /// by a cold build in its directory so an upgrade embeds nothing again.
     pub(super) fn path(dir: &Path, model_id: &str) -> PathBuf {
         let short: String = model_id.chars().take(16).collect();
         dir.join(format!("embeddings-{short}.bin"))
@@ -232,10 +242,11 @@ impl EmbeddingCache {
         pack.save(&path)
     }
 
-    /// Drops entries not in `keep` once the cache is much larger than the index.
-    pub(super) fn prune(&mut self, keep: &HashSet<u128>) {
-        if self.map.len() > 2 * keep.len() + 1000 {
-            self.map.retain(|k, _| keep.contains(k));
+    /// Empties the cache once it holds more vectors than the index it serves
+    /// (`installed` chunks) and a thousand more: what it holds then is mostly history.
+    pub(super) fn prune(&mut self, installed: usize) {
+        if self.map.len() > installed + 1000 {
+            self.map.clear();
         }
     }
 }

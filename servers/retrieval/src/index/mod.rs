@@ -3,12 +3,16 @@
 //! [`RepoIndex::build`] walks a repository (`.gitignore`-aware, see
 //! [`navbench_server_support::walk`]), chunks every indexable file ([`crate::chunk`]), embeds the
 //! chunks and writes everything into a directory:
-//! - `chunks.json`: the chunks, the [`FileFilter`] and the model id;
-//! - `embeddings-<model>.bin`: the embedding cache, content hash → vector, so a rebuild
-//!   (a new commit of the same repository) only embeds chunks whose text changed; each
-//!   vector is checksummed, and one that fails is computed again (by
-//!   [`RepoIndex::open`] too);
+//! - the chunk store ([`store`]): segments of per-file records (`seg-<n>.bin`: a
+//!   file's chunks, their content hashes and vectors, each record checksummed; see
+//!   [`segments`]) and the live set `store.live` (the [`FileFilter`], the model id,
+//!   the BM25 token totals, the tantivy commit it matches, each live file's record);
 //! - `tantivy/`: the BM25 index (chunk text, qualified name and path).
+//!
+//! Vectors are keyed by content hash (the embedding cache's key), so a rebuild or an
+//! update embeds only chunks whose text has no vector in the index, its in-memory
+//! cache or the shared packs (`embedding_cache`); a rebuild over a damaged store
+//! reuses the vectors of every intact record.
 //!
 //! # BM25 fields and tokenizers
 //! A chunk's path + text and its qualified name are indexed in one of two pairs of
@@ -35,14 +39,17 @@
 //! (`search::vector_query`); BM25 always reads the whole query.
 //!
 //! [`RepoIndex::update_files`] re-chunks a set of files, embeds only chunks not in the
-//! cache, and updates tantivy by deleting and re-adding those files' documents. BM25
+//! index or the cache, updates tantivy by deleting and re-adding those files'
+//! documents, and persists by difference: those files' records in one new segment,
+//! compacted once garbage passes a bound ([`store`]). BM25
 //! is scored with the live documents' exact statistics and equal scores are ordered
 //! by chunk, so an updated index ranks exactly as a cold build of the same tree
 //! ([`bm25`] says why tantivy's own statistics would not); the chunks keep the cold
 //! build's order (by path, then start line), so vector ties fall alike too.
 //!
 //! By concept: [`build`] (the cold build), [`update`] (updates, embedding, installing
-//! chunks and vectors), [`store`] (`chunks.json`, [`RepoIndex::open`]), [`bm25`] (the
+//! chunks and vectors), [`store`] (the live set, persisting by difference,
+//! [`RepoIndex::open`]), [`segments`] (the records on disk), [`bm25`] (the
 //! tantivy schema and scoring), [`search`] (the hybrid search), the caches
 //! ([`chunk_cache`], `embedding_cache`) and [`progress`].
 
@@ -252,17 +259,28 @@ pub struct RepoIndex {
     filter: FileFilter,
     compiled: CompiledFilter,
     chunks: Vec<Chunk>,
+    /// Each chunk's content hash (of [`embedding_cache::embed_text`]), the key of its
+    /// vector.
+    hashes: Vec<u128>,
+    /// Content hash → its row in `vectors` (the first chunk with that hash).
+    row_of: rustc_hash::FxHashMap<u128, usize>,
     by_id: HashMap<String, usize>,
     dim: usize,
     /// Row-major `chunks.len() × dim`, L2-normalized rows.
     vectors: Vec<f32>,
     model_id: String,
+    /// Vectors not in `vectors`: computed for chunks not installed yet, read from the
+    /// shared packs, or of chunks an update removed.
     cache: EmbeddingCache,
     index: Index,
     reader: IndexReader,
     /// Tokens per BM25 field over the live documents (see [`bm25`]).
     bm25_totals: bm25::Bm25Totals,
     fields: Fields,
+    /// The tantivy commit the chunks match (persisted with them).
+    opstamp: u64,
+    /// Where the chunk store's records are ([`store`]).
+    disk: store::DiskState,
 }
 
 impl std::fmt::Debug for RepoIndex {
@@ -338,6 +356,7 @@ pub mod code_tokens;
 mod embedding_cache;
 pub mod progress;
 mod search;
+mod segments;
 mod store;
 mod update;
 
@@ -347,5 +366,7 @@ pub use search::cosine_scores;
 
 #[cfg(test)]
 mod split_tests;
+#[cfg(test)]
+mod store_tests;
 #[cfg(test)]
 mod tests;

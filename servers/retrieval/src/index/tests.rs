@@ -204,7 +204,7 @@ fn open_rejects_other_model_and_corrupt_store() {
     let other = Embedder::load(other_dir.path()).unwrap();
     let err = RepoIndex::open(s.path(), &other).unwrap_err();
     assert!(err.to_string().contains("another embedding model"), "{err}");
-    fs::write(s.path().join("chunks.json"), "{not json").unwrap();
+    fs::write(s.path().join("store.live"), "{not json").unwrap();
     let err = RepoIndex::open(s.path(), embedder()).unwrap_err();
     assert!(matches!(err, IndexError::Corrupt { .. }), "{err}");
     assert!(err.to_string().contains("rebuild"), "{err}");
@@ -424,13 +424,9 @@ fn a_store_of_one_encoder_is_refused_by_the_other() {
         reopened.search(&stat, "parse url", &opts).unwrap(),
         idx.search(&stat, "parse url", &opts).unwrap()
     );
-    let caches: Vec<String> = fs::read_dir(static_store.path())
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| n.starts_with("embeddings-"))
-        .collect();
-    assert_eq!(caches.len(), 1, "{caches:?}");
-    assert!(caches[0].starts_with("embeddings-static-"), "{caches:?}");
+    let live = fs::read(static_store.path().join("store.live")).unwrap();
+    let live = String::from_utf8_lossy(&live);
+    assert!(live.contains(stat.model_id()), "{live}");
 }
 
 /// The tiny model behind a gate: each `embed` call after the first announces itself
@@ -520,38 +516,45 @@ impl TextEncoder for Counting {
 }
 
 #[test]
-fn a_flipped_bit_in_a_vector_is_recomputed_when_the_index_opens() {
+fn a_flipped_bit_in_the_store_is_refused_and_the_rebuild_embeds_that_file_alone() {
     let r = repo();
     let (s, idx, _) = build(r.path(), &FileFilter::default());
-    let path = EmbeddingCache::path(s.path(), embedder().model_id());
-    let mut bytes = fs::read(&path).unwrap();
-    // A bit inside the first vector (after the 28-byte header and the 16-byte hash).
-    let at = navbench_server_support::frame::HEADER_LEN + 16 + 40;
+    let seg = segments::seg_path(s.path(), segments::segments_in(s.path())[0]);
+    let mut bytes = fs::read(&seg).unwrap();
+    // A bit inside the first record's payload (the first file's chunks).
+    let at = navbench_server_support::frame::HEADER_LEN + 40;
     bytes[at] ^= 0x01;
-    fs::write(&path, &bytes).unwrap();
+    fs::write(&seg, &bytes).unwrap();
+    let err = RepoIndex::open(s.path(), embedder()).unwrap_err();
+    assert!(
+        matches!(&err, IndexError::Corrupt { reason, .. } if reason.contains("checksum")),
+        "{err}"
+    );
+    // The rebuild takes every intact record's vectors: only the damaged file's chunks
+    // are embedded again.
+    let first_file = idx.chunks()[0].file.clone();
+    let damaged = idx.chunks().iter().filter(|c| c.file == first_file).count();
     let counting = Counting::default();
-    let opened = RepoIndex::open(s.path(), &counting).unwrap();
+    let (rebuilt, stats) =
+        RepoIndex::build(r.path(), &FileFilter::default(), &counting, s.path()).unwrap();
     assert_eq!(
-        counting.texts(),
-        1,
-        "the damaged vector alone is computed again"
+        (stats.embedded, counting.texts()),
+        (damaged, damaged),
+        "{stats:?}"
     );
     let opts = SearchOptions::default();
     // (Rankings, not scores: a text embedded alone may differ in the last bits from
     // the same text embedded in a padded batch.)
     for q in ["join path", "parse a url", "meow"] {
         assert_eq!(
-            top_names(&opened, q, &opts),
+            top_names(&rebuilt, q, &opts),
             top_names(&idx, q, &opts),
             "{q}"
         );
     }
-    // The cache was saved whole again: the next open computes nothing.
+    // The rebuilt store opens and computes nothing; the damaged segment is gone.
     let again = Counting::default();
     RepoIndex::open(s.path(), &again).unwrap();
     assert_eq!(again.texts(), 0);
-    // A rebuild meets a damaged vector the same way.
-    fs::write(&path, &bytes).unwrap();
-    let (_, stats) = RepoIndex::build(r.path(), &FileFilter::default(), &again, s.path()).unwrap();
-    assert_eq!((stats.embedded, again.texts()), (1, 1), "{stats:?}");
+    assert!(!seg.exists());
 }

@@ -2,34 +2,23 @@
 //! index of its own starts from the base of its repository, and its index, once
 //! built or brought up to date, becomes that repository's base.
 
-use std::path::Path;
-
-use navbench_server_support::walk::{WalkOptions, walk_files};
-
 use super::{RetrievalTools, index_dir, lock, manifest_path, read};
 use crate::bases::Bases;
-use crate::index::FileFilter;
 
 impl RetrievalTools {
     /// Seeds the workspace `id`'s index directory and manifest from the base sharing
-    /// most files with `root`, when bases are kept and the workspace has no index yet.
-    /// Returns the base's name (to replace when publishing).
-    pub(super) fn seed_workspace(&self, id: &str, root: &Path) -> Option<String> {
+    /// most files with `files` (the workspace's indexable files), when bases are kept
+    /// and the workspace has no index yet. Returns the base's name (to replace when
+    /// publishing).
+    pub(super) fn seed_workspace(&self, id: &str, files: &[String]) -> Option<String> {
         let settings = &self.shared.settings;
         let bases = Bases::new(settings.index_bases.clone()?);
         let dir = index_dir(&settings.data_dir, id, self.kind());
         if dir.exists() {
             return None;
         }
-        let filter = FileFilter::default().compile().ok()?;
-        let files: Vec<String> = walk_files(root, &WalkOptions::default())
-            .ok()?
-            .into_iter()
-            .map(|f| f.rel)
-            .filter(|rel| filter.accepts(rel))
-            .collect();
         let manifest = manifest_path(&settings.data_dir, id, self.kind());
-        let seeded = bases.seed(&files, &dir, &manifest);
+        let seeded = bases.seed(files, &dir, &manifest);
         if let Some(base) = &seeded {
             tracing::info!(base, "workspace index seeded from an earlier tree's");
         }

@@ -31,17 +31,19 @@ struct JobResult {
 }
 
 impl RetrievalTools {
-    /// Stores a fresh index: manifest, registry stats, loaded map.
+    /// Stores a fresh index: manifest (`manifest` when the caller has just stamped
+    /// the files, else a scan of the index's files), registry stats, loaded map.
     pub(super) fn install_index(
         &self,
         id: &str,
         root: &Path,
         index: RepoIndex,
         commit: Option<String>,
+        manifest: Option<Manifest>,
     ) -> Result<(), ToolError> {
         let data = &self.shared.settings.data_dir;
         let files = index.files();
-        let manifest = Manifest::scan(root, &files);
+        let manifest = manifest.unwrap_or_else(|| Manifest::scan(root, &files));
         manifest.save(&manifest_path(data, id, self.kind()))?;
         let (n_files, n_chunks) = (files.len(), index.chunks().len());
         drop(files);
@@ -220,7 +222,7 @@ impl RetrievalTools {
             &timings,
         )?;
         timings.time(Part::Write, || {
-            self.install_index(&record.id, &record.local_path, index, commit.clone())
+            self.install_index(&record.id, &record.local_path, index, commit.clone(), None)
         })?;
         Ok(JobResult {
             stats,

@@ -17,6 +17,24 @@ use crate::index::{FileFilter, IndexStats, RepoIndex};
 use crate::registry::{RepoRecord, RepoStatus, SourceKind, now_rfc3339};
 use crate::source::{self, Manifest, SourceSpec};
 
+/// The workspace's indexable files under the default filter (`None` when `root`
+/// cannot be walked).
+fn workspace_files(root: &Path) -> Option<Vec<String>> {
+    let filter = FileFilter::default().compile().ok()?;
+    let walked = navbench_server_support::walk::walk_files(
+        root,
+        &navbench_server_support::walk::WalkOptions::default(),
+    )
+    .ok()?;
+    Some(
+        walked
+            .into_iter()
+            .map(|f| f.rel)
+            .filter(|rel| filter.accepts(rel))
+            .collect(),
+    )
+}
+
 impl RetrievalTools {
     /// Registers `root` as the workspace served by `codebase_retrieval`, indexes it
     /// in the background (reusing a persisted index when possible) and then watches it.
@@ -150,14 +168,22 @@ impl RetrievalTools {
         let data = &self.shared.settings.data_dir;
         let dir = index_dir(data, id, self.kind());
         let embedder = self.shared.embedder.as_ref();
-        let seeded = timings.time(Part::Fingerprint, || self.seed_workspace(id, root));
+        // One walk serves the seeding and the file check (the workspace's filter is
+        // the default one, as the index's).
+        let files = timings.time(Part::Fingerprint, || workspace_files(root));
+        let seeded = timings.time(Part::Fingerprint, || {
+            files.as_ref().and_then(|f| self.seed_workspace(id, f))
+        });
         let opened = timings.time(Part::Text, || RepoIndex::open(&dir, embedder).ok());
         let reopened = opened.and_then(|mut index| {
-            let changes = timings.time(Part::Fingerprint, || {
+            let (changes, manifest) = timings.time(Part::Fingerprint, || {
                 let manifest = Manifest::load(&manifest_path(data, id, self.kind()))?;
-                let current = current_files(root, &index).ok()?;
+                let current = match &files {
+                    Some(f) => f.clone(),
+                    None => current_files(root, &index).ok()?,
+                };
                 let refs: Vec<&str> = current.iter().map(String::as_str).collect();
-                Some(manifest.changes(root, &refs))
+                Some(manifest.refresh(root, &refs))
             })?;
             let stats = if changes.is_empty() {
                 IndexStats {
@@ -172,19 +198,32 @@ impl RetrievalTools {
                     })
                     .ok()?
             };
-            Some((index, stats))
+            Some((index, stats, manifest))
         });
-        let (index, stats) = match reopened {
-            Some(found) => found,
-            None => RepoIndex::build_timed(root, &FileFilter::default(), embedder, &dir, timings)?,
+        let (index, stats, manifest) = match reopened {
+            Some((index, stats, manifest)) => (index, stats, Some(manifest)),
+            None => {
+                let (index, stats) =
+                    RepoIndex::build_timed(root, &FileFilter::default(), embedder, &dir, timings)?;
+                (index, stats, None)
+            }
         };
         timings.time(Part::Write, || {
-            self.install_index(id, root, index, head_commit_of(root))?;
+            let started = Instant::now();
+            self.install_index(id, root, index, head_commit_of(root), manifest)?;
+            let installed = started.elapsed();
             self.publish_workspace(id, seeded.as_deref());
+            tracing::debug!(
+                install_ms = installed.as_millis() as u64,
+                publish_ms = (started.elapsed() - installed).as_millis() as u64,
+                "workspace index installed"
+            );
             Ok::<_, ToolError>(())
         })?;
+        tracing::debug!(timings = ?timings.snapshot(), "workspace init parts");
         Ok(stats)
     }
+
     /// A watcher batch: re-index these workspace paths (or queue them while indexing).
     pub(super) fn apply_workspace_changes(&self, changed: Vec<String>) {
         let (id, root) = {
