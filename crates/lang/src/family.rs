@@ -144,6 +144,34 @@ pub fn is_derived_path(path: &str) -> bool {
         || lower.contains(".generated.")
 }
 
+/// Top-level directories of documentation, examples and benchmarks
+/// ([`is_auxiliary_path`]).
+const AUXILIARY_DIRS: &[&str] = &[
+    "doc",
+    "docs",
+    "documentation",
+    "example",
+    "examples",
+    "_examples",
+    "benchmark",
+    "benchmarks",
+    "benches",
+    "asv_bench",
+];
+
+/// Whether `path` lies in a top-level directory of documentation, examples or
+/// benchmarks (`doc/`, `docs/`, `examples/`, `benchmarks/`, Rust's `benches/`,
+/// `asv_bench/`, …). Their code shows how the project is used or timed; a fix lands in
+/// the project itself, which someone new to a repository tells from its top-level
+/// layout. Only the first directory counts: `pkg/docs/render.py` is the package's own
+/// code, and a file at the top (`examples.py`) is not in a directory at all.
+pub fn is_auxiliary_path(path: &str) -> bool {
+    match path.split_once('/') {
+        Some((top, _)) => AUXILIARY_DIRS.contains(&top),
+        None => false,
+    }
+}
+
 /// Phrases that mark a generated file when they appear in its first lines
 /// ([`is_derived_text`]), lower-cased: Go's `// Code generated … DO NOT EDIT.`,
 /// Facebook's `@generated`, and the usual wordings of code generators.
@@ -362,6 +390,22 @@ impl FromStr for Selection {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn auxiliary_paths_are_top_level_docs_examples_and_benchmarks() {
+        assert!(is_auxiliary_path("doc/conf.py"));
+        assert!(is_auxiliary_path(
+            "docs/examples/bifacial/plot_pvfactors.py"
+        ));
+        assert!(is_auxiliary_path("examples/tutorial/flaskr/__init__.py"));
+        assert!(is_auxiliary_path("benchmarks/benchmarks/solarposition.py"));
+        assert!(is_auxiliary_path("benches/parse.rs"));
+        assert!(is_auxiliary_path("_examples/todos/main.go"));
+        assert!(!is_auxiliary_path("pkg/docs/render.py"));
+        assert!(!is_auxiliary_path("src/examples.rs"));
+        assert!(!is_auxiliary_path("examples.py"));
+        assert!(!is_auxiliary_path("docs"));
+    }
 
     #[test]
     fn a_python_project_with_a_few_scripts_stays_python() {

@@ -6,10 +6,12 @@
 //! (`test_*.py`, `*.spec.ts`, `src/test/…`), a path under `dist/`, `build/`,
 //! `vendor/`, `third_party/` or `node_modules/`, a `*.min.js` or `*.bundle.js` name,
 //! a `// Code generated … DO NOT EDIT.` or `@generated` header, lines thousands of
-//! characters long. [`is_secondary_file`] is that judgement, one rule for every
-//! language and repository: the conventions live in `navbench_lang::family`
-//! (`is_test_file`, `is_derived_path`, `is_derived_text`); the file's head is read
-//! from the checked-out tree, as an agent would glance at it.
+//! characters long. The same person reads the top-level `docs/`, `examples/` and
+//! `benchmarks/` for usage, not as the place to change. [`is_secondary_file`] is that
+//! judgement, one rule for every language and repository: the conventions live in
+//! `navbench_lang::family` (`is_test_file`, `is_derived_path`, `is_auxiliary_path`,
+//! `is_derived_text`); the file's head is read from the checked-out tree, as an agent
+//! would glance at it.
 //!
 //! [`source_first`] applies it to a policy's answer: at every level (files, modules,
 //! functions) the entries of secondary files move below the others, each group in the
@@ -25,17 +27,17 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
 
-use navbench_lang::family::{is_derived_path, is_derived_text, is_test_file};
+use navbench_lang::family::{is_auxiliary_path, is_derived_path, is_derived_text, is_test_file};
 
 use crate::data::dataset::Locations;
 
 /// Bytes of a file's head read for [`is_derived_text`].
 const HEAD_BYTES: u64 = 64 * 1024;
 
-/// Whether the file at repo-relative `path` under `root` is a test or derived code
-/// (see the module docs). A file that cannot be read is judged by its path alone.
+/// Whether the file at repo-relative `path` under `root` is a test, derived code, or
+/// documentation, examples or benchmarks (see the module docs). A file that cannot be read is judged by its path alone.
 pub fn is_secondary_file(root: &Path, path: &str) -> bool {
-    if is_test_file(path) || is_derived_path(path) {
+    if is_test_file(path) || is_derived_path(path) || is_auxiliary_path(path) {
         return true;
     }
     let Ok(file) = std::fs::File::open(root.join(path)) else {
@@ -202,6 +204,38 @@ mod tests {
         // `core.js` alone names the source file too: the bundle still goes down.
         let out = source_first(loc, dir.path(), "core.js throws");
         assert_eq!(out.files[0], "lib/core.js");
+    }
+
+    #[test]
+    fn top_level_docs_examples_and_benchmarks_move_below_source() {
+        let dir = tempfile::tempdir().unwrap();
+        let loc = Locations {
+            files: s(&[
+                "docs/examples/plot_tilt.py",
+                "benchmarks/run.py",
+                "pvlib/modelchain.py",
+            ]),
+            modules: s(&["doc/conf.py:setup", "pvlib/modelchain.py:ModelChain"]),
+            functions: s(&["examples/demo.py:main", "pvlib/docs/render.py:render"]),
+        };
+        let out = source_first(loc, dir.path(), "ModelChain ignores the tilt");
+        assert_eq!(
+            out.files,
+            [
+                "pvlib/modelchain.py",
+                "docs/examples/plot_tilt.py",
+                "benchmarks/run.py"
+            ]
+        );
+        assert_eq!(
+            out.modules,
+            ["pvlib/modelchain.py:ModelChain", "doc/conf.py:setup"]
+        );
+        // Only the top directory counts: a package's own `docs` module is source.
+        assert_eq!(
+            out.functions,
+            ["pvlib/docs/render.py:render", "examples/demo.py:main"]
+        );
     }
 
     #[test]

@@ -221,7 +221,7 @@ impl<'a> Context<'a> {
             flag(entity && qual.contains('.') && issue.identifiers.contains(class)),
             flag(entity) * overlap(&words(name)),
             flag(self.secondary.get(file).copied().unwrap_or(false)),
-            flag(is_auxiliary_file(file)),
+            flag(navbench_lang::family::is_auxiliary_path(file)),
             flag(self.main_ext == Some(extension(file))),
             flag(entity && qual.contains('.')),
             (file.matches('/').count() as f64 / 10.0).min(1.0),
@@ -233,20 +233,6 @@ impl<'a> Context<'a> {
 fn extension(path: &str) -> &str {
     let base = path.rsplit('/').next().unwrap_or(path);
     base.rfind('.').map_or("", |i| &base[i..])
-}
-
-/// True for files outside the code a fix lands in: documentation, examples and
-/// benchmarks at the top of the tree (`doc/`, `docs/`, `example(s)/`, `benchmark(s)/`,
-/// `asv_bench/`). A feature of its own: an agent reads them for usage, not as the
-/// place to change (the hand-weighted policies no longer use it: `navbench tune`
-/// found it inert there).
-fn is_auxiliary_file(path: &str) -> bool {
-    let top = path.split('/').next().unwrap_or(path);
-    path.contains('/')
-        && matches!(
-            top,
-            "doc" | "docs" | "example" | "examples" | "benchmark" | "benchmarks" | "asv_bench"
-        )
 }
 
 #[cfg(test)]
@@ -298,13 +284,5 @@ mod tests {
         assert_eq!(at(&functions, "pkg/util.py:helper", "method"), 0.0);
         assert_eq!(at(&functions, "pkg/util.py:helper", "file_rr"), 0.0);
         assert_eq!(at(&functions, f, "main_language"), 1.0);
-    }
-
-    #[test]
-    fn auxiliary_files_are_top_level_docs_examples_and_benchmarks() {
-        assert!(is_auxiliary_file("doc/conf.py"));
-        assert!(is_auxiliary_file("examples/tutorial/flaskr/__init__.py"));
-        assert!(!is_auxiliary_file("pkg/docs/render.py"));
-        assert!(!is_auxiliary_file("examples.py"));
     }
 }
