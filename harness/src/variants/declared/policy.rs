@@ -6,7 +6,9 @@
 //! module and function `w / (k + r)`. A call's weight is the step's weight times, for
 //! `for_each = "identifiers"`, the term's own weight from [`terms::extract`] (how
 //! strongly the issue marks it as code). Test files are scaled by the file's
-//! `test_file_weight`.
+//! `test_file_weight`. Tests, derived code, docs and examples then move below source
+//! over the fused pool before the answer is cut (`policy::secondary`), as for every
+//! built-in policy.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -15,9 +17,10 @@ use super::extract::Location;
 use super::{Declared, Step, template};
 use crate::data::dataset::Locations;
 use crate::policy::entities::EntityIndex;
+use crate::policy::fitted::{POOL_LEN, cut};
 use crate::policy::ranking::Scores;
 use crate::policy::terms::{self, Extracted};
-use crate::policy::{Driver, Task, is_test_file};
+use crate::policy::{Driver, Task, is_test_file, secondary};
 
 /// One call of a step: its template values and its weight in the fusion.
 pub struct Planned {
@@ -241,13 +244,19 @@ pub async fn localize(
             fused.add(d, task.workdir, &mut index, &locs, p.weight);
         }
     }
+    // Tests and derived code move below source over the fused pool, then the answer
+    // is cut: the same last step the run gives a built-in policy
+    // (`policy::fitted::finish`), so a test in the top `answer_len` gives its place
+    // to the next source entry instead of only moving down inside the answer.
     let n = d.fusion.answer_len;
-    let take = |s: &Scores| s.ranked().into_iter().take(n).collect::<Vec<_>>();
-    Ok(Locations {
-        files: take(&fused.files),
-        modules: take(&fused.modules),
-        functions: take(&fused.functions),
-    })
+    let pool = |s: &Scores| s.ranked().into_iter().take(POOL_LEN.max(n)).collect();
+    let loc = Locations {
+        files: pool(&fused.files),
+        modules: pool(&fused.modules),
+        functions: pool(&fused.functions),
+    };
+    let issue = &task.instance.problem_statement;
+    Ok(cut(secondary::source_first(loc, task.workdir, issue), n))
 }
 
 #[cfg(test)]
