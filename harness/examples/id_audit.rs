@@ -13,7 +13,7 @@
 //!
 //! ```text
 //! cargo run -p navbench --example id_audit -- datasets/tuning/polyglot.jsonl \
-//!     '/work/.mirror/{owner}+{name}/repo' > audit.csv
+//!     '/path/to/mirrors/{owner}+{name}/repo' > audit.csv
 //! ```
 //!
 //! One CSV row per gold function id: `instance,repo,language,gold,kind,line_space,
@@ -74,7 +74,7 @@ fn main() -> anyhow::Result<()> {
     let (Some(dataset), Some(pattern)) = (args.get(1), args.get(2)) else {
         anyhow::bail!(
             "usage: id_audit DATASET.jsonl MIRROR_TEMPLATE (a bare mirror per repository, \
-             e.g. '/work/.mirror/{{owner}}+{{name}}/repo')"
+             e.g. '/path/to/mirrors/{{owner}}+{{name}}/repo')"
         );
     };
     let dataset = Dataset::load(Path::new(dataset))?;
