@@ -138,6 +138,12 @@ pub trait Variant: Sync {
     fn knobs(&self) -> &'static [crate::policy::knobs::Knob] {
         &[]
     }
+    /// Entries per level of the scripted policy's answer: `policy::fitted::finish`
+    /// moves tests and derived code below source over the policy's whole pool, then
+    /// cuts the answer to this. Default: [`crate::policy::fitted::ANSWER_LEN`].
+    fn answer_len(&self) -> usize {
+        crate::policy::fitted::ANSWER_LEN
+    }
     /// Runs the variant's scripted policy on `task` through `driver`.
     fn localize<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> PolicyFuture<'a>;
 

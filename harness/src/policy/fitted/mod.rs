@@ -57,11 +57,12 @@ pub fn knob_of(variant: &dyn Variant) -> Option<&'static Knob> {
 /// The last steps of a scripted policy's answer (`run::pipeline`, `navbench tune`):
 /// tests and derived code move last ([`secondary::source_first`]), then, when the
 /// variant's `fitted` knob is on in `task`, its fitted model reorders the whole pool
-/// ([`POOL_LEN`]); the answer is cut to [`ANSWER_LEN`] per level. With the knob off,
+/// ([`POOL_LEN`]); the answer is cut to the variant's `answer_len` per level
+/// ([`ANSWER_LEN`], or a declared variant's `[fusion] answer_len`). With the knob off,
 /// the answer is the hand-weighted order's top source entries: secondary entries
 /// move below the whole pool's source before the cut (an answer with none is the
-/// hand-weighted top ten as before). A variant without the knob (a declared one)
-/// keeps its answer whole.
+/// hand-weighted top ten as before). A variant without the knob (bm25, a declared
+/// one) gets the same source-first step and cut.
 pub fn finish(variant: &dyn Variant, loc: Locations, task: &Task<'_>) -> anyhow::Result<Locations> {
     finish_cached(variant, loc, task, &mut HashMap::new())
 }
@@ -76,24 +77,18 @@ pub fn finish_cached(
     judged: &mut HashMap<String, bool>,
 ) -> anyhow::Result<Locations> {
     let issue = &task.instance.problem_statement;
-    let Some(knob) = knob_of(variant) else {
-        return Ok(secondary::source_first_cached(
-            loc,
-            task.workdir,
-            issue,
-            judged,
-        ));
-    };
-    if !is_on(task, knob) {
-        // Source first over the whole pool, then the cut: a bundle or a test in the
-        // top ten gives its place to the next source entry instead of only moving
-        // down inside the ten.
-        let loc = secondary::source_first_cached(loc, task.workdir, issue, judged);
-        return Ok(cut(loc, ANSWER_LEN));
-    }
-    let model = builtin(variant.name())?;
+    // Source first over the whole pool, then the cut: a bundle or a test in the top
+    // ten gives its place to the next source entry instead of only moving down inside
+    // the ten.
     let loc = secondary::source_first_cached(loc, task.workdir, issue, judged);
-    Ok(cut(model.rerank(loc, task.workdir, issue), ANSWER_LEN))
+    let n = variant.answer_len();
+    match knob_of(variant) {
+        Some(knob) if is_on(task, knob) => {
+            let model = builtin(variant.name())?;
+            Ok(cut(model.rerank(loc, task.workdir, issue), n))
+        }
+        _ => Ok(cut(loc, n)),
+    }
 }
 
 /// `loc` with at most `n` entries per level.

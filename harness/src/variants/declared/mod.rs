@@ -292,6 +292,9 @@ impl Variant for Declared {
     fn name(&self) -> &'static str {
         self.name
     }
+    fn answer_len(&self) -> usize {
+        self.fusion.answer_len
+    }
     fn binary(&self) -> &'static str {
         self.binary
     }

@@ -6,9 +6,9 @@
 //! module and function `w / (k + r)`. A call's weight is the step's weight times, for
 //! `for_each = "identifiers"`, the term's own weight from [`terms::extract`] (how
 //! strongly the issue marks it as code). Test files are scaled by the file's
-//! `test_file_weight`. Tests, derived code, docs and examples then move below source
-//! over the fused pool before the answer is cut (`policy::secondary`), as for every
-//! built-in policy.
+//! `test_file_weight`. The answer is the fused pool; the run moves tests, derived
+//! code, docs and examples below its source and cuts it to `answer_len`
+//! (`policy::fitted::finish`), as for every built-in policy.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -17,10 +17,10 @@ use super::extract::Location;
 use super::{Declared, Step, template};
 use crate::data::dataset::Locations;
 use crate::policy::entities::EntityIndex;
-use crate::policy::fitted::{POOL_LEN, cut};
+use crate::policy::fitted::POOL_LEN;
 use crate::policy::ranking::Scores;
 use crate::policy::terms::{self, Extracted};
-use crate::policy::{Driver, Task, is_test_file, secondary};
+use crate::policy::{Driver, Task, is_test_file};
 
 /// One call of a step: its template values and its weight in the fusion.
 pub struct Planned {
@@ -244,19 +244,16 @@ pub async fn localize(
             fused.add(d, task.workdir, &mut index, &locs, p.weight);
         }
     }
-    // Tests and derived code move below source over the fused pool, then the answer
-    // is cut: the same last step the run gives a built-in policy
-    // (`policy::fitted::finish`), so a test in the top `answer_len` gives its place
-    // to the next source entry instead of only moving down inside the answer.
-    let n = d.fusion.answer_len;
-    let pool = |s: &Scores| s.ranked().into_iter().take(POOL_LEN.max(n)).collect();
-    let loc = Locations {
+    // The fused pool: the run moves tests and derived code below its source and
+    // cuts it to `answer_len` (`policy::fitted::finish`), as for a built-in policy,
+    // so a test in the top `answer_len` gives its place to the next source entry.
+    let n = POOL_LEN.max(d.fusion.answer_len);
+    let pool = |s: &Scores| s.ranked().into_iter().take(n).collect();
+    Ok(Locations {
         files: pool(&fused.files),
         modules: pool(&fused.modules),
         functions: pool(&fused.functions),
-    };
-    let issue = &task.instance.problem_statement;
-    Ok(cut(secondary::source_first(loc, task.workdir, issue), n))
+    })
 }
 
 #[cfg(test)]
