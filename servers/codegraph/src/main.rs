@@ -17,6 +17,12 @@ use navbench_lang::family::Selection;
 use navbench_server_support::roots::AllowedRoots;
 use navbench_server_support::start;
 
+/// mimalloc, not glibc's malloc: building the indexes is millions of small
+/// allocations, and with glibc a third of a warm init went to malloc, free and page
+/// faults (docs/servers.md has the figures).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     version,

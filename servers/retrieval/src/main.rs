@@ -12,6 +12,12 @@ use clap::{Parser, Subcommand};
 use navbench_server_support::cache::default_cache_dir;
 use navbench_server_support::start;
 
+/// mimalloc, not glibc's malloc: building the indexes is millions of small
+/// allocations, and with glibc a third of a warm init went to malloc, free and page
+/// faults (docs/servers.md has the figures).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use navbench_retrieval::encoder::{self, EncoderKind, StaticEncoder, TextEncoder};
 use navbench_retrieval::model::{self, Embedder};
 use navbench_retrieval::tools::{AllowedRoots, RetrievalTools, Settings};
