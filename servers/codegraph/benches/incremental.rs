@@ -32,6 +32,10 @@ use navbench_server_support::timings::TimingsRecorder;
 
 mod support;
 
+/// The server binary's allocator, so the timings are those the server would show.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Copies the `.py` files under `from` (not through symlinks or `.git`) to `to`; the
 /// bench edits the copy, never the given tree. Returns the copied paths.
 fn copy_py(from: &Path, to: &Path, rel: &Path, out: &mut Vec<std::path::PathBuf>) {
