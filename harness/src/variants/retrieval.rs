@@ -233,7 +233,10 @@ pub const STATEMENT_WEIGHT: Knob =
 pub const IDENTIFIER_WEIGHT: Knob =
     Knob::weight("identifier_weight", 0.8, "weight of the identifier ranking");
 
-/// Every tuned constant of the policy with MiniLM, for `navbench tune`.
+/// Every tuned constant of the policy, for `navbench tune`: the same list for both
+/// encoders (`retrieval` with MiniLM, `retrieval-static`); each variant's tuned
+/// values, and whether its fitted ranker ([`crate::policy::fitted`]) reorders the
+/// answer, are its own.
 pub static KNOBS: [Knob; 7] = [
     STATEMENT_TOP_K,
     IDENTIFIER_TERMS,
@@ -243,19 +246,6 @@ pub static KNOBS: [Knob; 7] = [
     IDENTIFIER_WEIGHT,
     crate::policy::fitted::knob(0.0),
 ];
-/// The same policy's constants with the static encoder (`retrieval-static`), whose
-/// fitted ranker ships ([`crate::policy::fitted`]).
-pub static STATIC_KNOBS: [Knob; 7] = [
-    STATEMENT_TOP_K,
-    IDENTIFIER_TERMS,
-    IDENTIFIER_TOP_K,
-    RRF_K,
-    STATEMENT_WEIGHT,
-    IDENTIFIER_WEIGHT,
-    STATIC_FITTED,
-];
-/// Whether `retrieval-static`'s fitted ranker reorders the answer.
-pub const STATIC_FITTED: Knob = crate::policy::fitted::knob(0.0);
 /// Locations answered per level (the policy answers
 /// [`crate::policy::fitted::POOL_LEN`], cut by the run).
 pub const ANSWER_LEN: usize = crate::policy::fitted::ANSWER_LEN;

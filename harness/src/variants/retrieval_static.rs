@@ -75,7 +75,7 @@ impl Variant for RetrievalStatic {
     }
     /// The retrieval policy's constants: the same policy over another encoder.
     fn knobs(&self) -> &'static [crate::policy::knobs::Knob] {
-        &retrieval::STATIC_KNOBS
+        &retrieval::KNOBS
     }
     fn localize<'a>(&'a self, driver: &'a mut Driver<'_>, task: &'a Task<'_>) -> PolicyFuture<'a> {
         Box::pin(retrieval::localize(driver, task))

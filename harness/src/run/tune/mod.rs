@@ -120,15 +120,7 @@ pub async fn tune(cfg: TuneConfig) -> anyhow::Result<Tables> {
         .map(|rv| (rv.variant.name(), rv.variant.knobs()))
         .collect();
     cfg.grid.check(&knobs)?;
-    let (mut ds, cache) =
-        crate::run::inputs::load_dataset(&cfg.dataset, &cfg.cache, &cfg.repo_url)?;
-    let cache = Arc::new(cache);
-    if !cfg.instances.is_empty() {
-        ds.select_ids(&cfg.instances)?;
-    }
-    if let Some(n) = cfg.limit {
-        ds.instances.truncate(n);
-    }
+    let (ds, cache) = selected_dataset(&cfg, None)?;
     let mut scores: Vec<VariantScores> = ready
         .iter()
         .map(|rv| VariantScores {
@@ -168,20 +160,13 @@ pub async fn tune(cfg: TuneConfig) -> anyhow::Result<Tables> {
                 eprintln!("[{done}/{total}] {}: recorded earlier", inst.instance_id);
                 continue;
             }
-            let reuse = trees.take(&inst.repo);
-            let prep = match prepare(&cache, &inst, reuse.clone()).await {
+            let prep = match prepare(&cache, &trees, &inst).await {
                 Ok(p) if p.gold.functions.is_empty() => {
                     // As `run` and LocAgent do: no function to find, no score.
                     trees.offer(&inst.repo, &inst.instance_id);
                     Err(anyhow::anyhow!("the patch edits no existing function"))
                 }
-                Ok(p) => Ok(p),
-                Err(e) => {
-                    if let Some(prev) = &reuse {
-                        trees.offer(&inst.repo, prev);
-                    }
-                    Err(e)
-                }
+                other => other,
             };
             let prep = match prep {
                 Ok(p) => p,
@@ -214,16 +199,50 @@ pub async fn tune(cfg: TuneConfig) -> anyhow::Result<Tables> {
     })
 }
 
-/// [`pipeline::prepare`] off the async threads (it hashes and writes whole trees).
+/// The dataset `cfg` names and its repository cache, the instances narrowed as asked:
+/// `--instances`, then at most `per_repo` per repository (when given), then `--limit`.
+fn selected_dataset(
+    cfg: &TuneConfig,
+    per_repo: Option<usize>,
+) -> anyhow::Result<(crate::data::dataset::Dataset, Arc<RepoCache>)> {
+    let (mut ds, cache) =
+        crate::run::inputs::load_dataset(&cfg.dataset, &cfg.cache, &cfg.repo_url)?;
+    if !cfg.instances.is_empty() {
+        ds.select_ids(&cfg.instances)?;
+    }
+    if let Some(n) = per_repo {
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        ds.instances.retain(|i| {
+            let c = seen.entry(i.repo.clone()).or_default();
+            *c += 1;
+            *c <= n
+        });
+    }
+    if let Some(n) = cfg.limit {
+        ds.instances.truncate(n);
+    }
+    Ok((ds, Arc::new(cache)))
+}
+
+/// The instance's tree ([`pipeline::prepare`], off the async threads: it hashes and
+/// writes whole trees), written from its repository's last finished tree in `trees`
+/// when there is one; that tree is offered back when this one cannot be prepared, so
+/// the next instance still starts from it.
 async fn prepare(
     cache: &Arc<RepoCache>,
+    trees: &FinishedTrees,
     inst: &Instance,
-    reuse: Option<String>,
 ) -> anyhow::Result<PreparedInstance> {
-    let (cache, inst) = (cache.clone(), inst.clone());
-    tokio::task::spawn_blocking(move || pipeline::prepare(&cache, &inst, reuse.as_deref()))
-        .await
-        .unwrap_or_else(|join| Err(anyhow::anyhow!("preparation panicked: {join}")))
+    let reuse = trees.take(&inst.repo);
+    let (cache, owned, from) = (cache.clone(), inst.clone(), reuse.clone());
+    let prepared =
+        tokio::task::spawn_blocking(move || pipeline::prepare(&cache, &owned, from.as_deref()))
+            .await
+            .unwrap_or_else(|join| Err(anyhow::anyhow!("preparation panicked: {join}")));
+    if let (Err(_), Some(prev)) = (&prepared, &reuse) {
+        trees.offer(&inst.repo, prev);
+    }
+    prepared
 }
 
 /// Starts `rv`'s server on the instance's tree, indexes it, and scores every setting,

@@ -11,7 +11,6 @@
 //! and its status.
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context as _;
@@ -24,7 +23,7 @@ use crate::run::pipeline::{self, FinishedTrees, PreparedInstance};
 use crate::session::mcp_client::McpSession;
 use crate::variants::{self, ReadyVariant};
 
-use super::super::{TuneConfig, prepare};
+use super::super::{TuneConfig, prepare, selected_dataset};
 
 /// The level names, as `features.csv` writes them.
 pub const LEVELS: [&str; 3] = ["file", "module", "function"];
@@ -35,23 +34,7 @@ pub const LEVELS: [&str; 3] = ["file", "module", "function"];
 pub async fn extract(cfg: &TuneConfig, per_repo: Option<usize>) -> anyhow::Result<f64> {
     let t0 = Instant::now();
     let mut ready = variants::resolve(&cfg.variants, cfg.server_dir.as_deref())?;
-    let (mut ds, cache) =
-        crate::run::inputs::load_dataset(&cfg.dataset, &cfg.cache, &cfg.repo_url)?;
-    let cache = Arc::new(cache);
-    if !cfg.instances.is_empty() {
-        ds.select_ids(&cfg.instances)?;
-    }
-    if let Some(n) = per_repo {
-        let mut seen: std::collections::HashMap<String, usize> = Default::default();
-        ds.instances.retain(|i| {
-            let c = seen.entry(i.repo.clone()).or_default();
-            *c += 1;
-            *c <= n
-        });
-    }
-    if let Some(n) = cfg.limit {
-        ds.instances.truncate(n);
-    }
+    let (ds, cache) = selected_dataset(cfg, per_repo)?;
     std::fs::create_dir_all(&cfg.out)
         .with_context(|| format!("cannot create {}", cfg.out.display()))?;
     let _lock = crate::record::output::RunLock::acquire(&cfg.out)?;
@@ -70,13 +53,9 @@ pub async fn extract(cfg: &TuneConfig, per_repo: Option<usize>) -> anyhow::Resul
         for inst in group {
             done += 1;
             let t = Instant::now();
-            let reuse = trees.take(&inst.repo);
-            let prep = match prepare(&cache, &inst, reuse.clone()).await {
+            let prep = match prepare(&cache, &trees, &inst).await {
                 Ok(p) => p,
                 Err(e) => {
-                    if let Some(prev) = &reuse {
-                        trees.offer(&inst.repo, prev);
-                    }
                     for rv in &ready {
                         out.instance(&ds.name, &inst, rv.variant.name(), Err(&e))?;
                     }
