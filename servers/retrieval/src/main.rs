@@ -12,9 +12,10 @@ use clap::{Parser, Subcommand};
 use navbench_server_support::cache::default_cache_dir;
 use navbench_server_support::start;
 
-/// mimalloc, not glibc's malloc: building the indexes is millions of small
-/// allocations, and with glibc a third of a warm init went to malloc, free and page
-/// faults (docs/servers.md has the figures).
+/// mimalloc, not glibc's malloc, as in the codegraph server: opening and updating an
+/// index is millions of small allocations in a fresh process (one per run instance);
+/// sympy's median warm init in a 104-instance run went 370 -> 292 ms
+/// (docs/servers.md).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
