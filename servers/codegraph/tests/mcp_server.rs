@@ -246,7 +246,10 @@ async fn full_workflow_through_every_tool() {
     assert!(t.starts_with("/\n"), "{t}");
     assert!(t.contains("── contains ── pkg"), "{t}");
     assert!(t.contains("contains ── setup.py"), "{t}");
-    assert!(!t.contains("tests"), "test dirs are skipped: {t}");
+    assert!(
+        !t.contains("tests"),
+        "explore_tree leaves test directories out: {t}"
+    );
 
     // Like SPEC.md's worked example (§2.4): both directions, 2 hops; a node is
     // expanded once (pkg/core.py under make is a leaf), invokes in builder order.

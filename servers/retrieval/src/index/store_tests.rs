@@ -95,12 +95,19 @@ fn seg_files(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// A repository of `modules` modules, a store directory, and the cold build of the
+/// one into the other.
+fn built(modules: usize) -> (tempfile::TempDir, tempfile::TempDir, RepoIndex) {
+    let r = repo(modules);
+    let store = tempfile::tempdir().unwrap();
+    let (idx, _) =
+        RepoIndex::build(r.path(), &FileFilter::default(), encoder(), store.path()).unwrap();
+    (r, store, idx)
+}
+
 #[test]
 fn updates_append_segments_and_the_store_compacts_past_its_bounds() {
-    let r = repo(24);
-    let store = tempfile::tempdir().unwrap();
-    let (mut idx, _) =
-        RepoIndex::build(r.path(), &FileFilter::default(), encoder(), store.path()).unwrap();
+    let (r, store, mut idx) = built(24);
     assert_eq!(seg_files(store.path()).len(), 1);
     let first_seg = seg_files(store.path())[0].clone();
     let (mut most, mut compactions) = (1, 0);
@@ -149,10 +156,7 @@ fn updates_append_segments_and_the_store_compacts_past_its_bounds() {
 
 #[test]
 fn a_file_removed_and_added_back_unchanged_embeds_nothing() {
-    let r = repo(6);
-    let store = tempfile::tempdir().unwrap();
-    let (mut idx, _) =
-        RepoIndex::build(r.path(), &FileFilter::default(), encoder(), store.path()).unwrap();
+    let (r, store, mut idx) = built(6);
     let rel = "pkg/m03.py".to_string();
     let text = fs::read_to_string(r.path().join(&rel)).unwrap();
     fs::remove_file(r.path().join(&rel)).unwrap();
@@ -186,10 +190,7 @@ fn a_file_removed_and_added_back_unchanged_embeds_nothing() {
 
 #[test]
 fn a_torn_or_lost_segment_or_a_live_set_of_another_commit_is_refused() {
-    let r = repo(6);
-    let store = tempfile::tempdir().unwrap();
-    let (mut idx, _) =
-        RepoIndex::build(r.path(), &FileFilter::default(), encoder(), store.path()).unwrap();
+    let (r, store, mut idx) = built(6);
     let old_live = fs::read(store.path().join("store.live")).unwrap();
     let rel = "pkg/m01.py".to_string();
     fs::write(r.path().join(&rel), module(1, "return 'changed'")).unwrap();
