@@ -21,7 +21,7 @@
 //! (`run::pipeline`, `navbench tune`) over the policy's whole pool before the answer
 //! is cut (`fitted::finish`), so a demoted entry gives its place in the top ten to
 //! the next source entry; never to an agent's: an agent's ranking is what is
-//! measured. `bm25` applies it before its own cut, and `text` to the files it reads.
+//! measured. `text` also applies it to the files it chooses to read.
 
 use std::collections::HashMap;
 use std::io::Read;

@@ -37,9 +37,11 @@
 //!    100 documents CoRNStack's evaluation keeps per query).
 //! 3. [`docs_locations`] turns the ranked ids into files, modules and functions.
 //!
-//! Tests and derived code go below source, as for every scripted policy
-//! ([`crate::policy::secondary`]), before each level is cut to [`ANSWER_LEN`], so a
-//! bundle that copies the source gives its place to the next source document; the
+//! The policy answers every ranked document; the run's last step, as for every
+//! scripted policy (`policy::fitted::finish`), puts tests and derived code below
+//! source ([`crate::policy::secondary`]) and then cuts each level to [`ANSWER_LEN`]
+//! as [`docs_locations`] does, so a bundle that copies the source gives its place to
+//! the next source document; the
 //! corpus already leaves `test` paths out, so for `bm25` that moves only build
 //! output, bundles, vendored, minified and generated files, which the paper's Python
 //! repositories hardly have (dev and mini rankings are unchanged by it).
@@ -52,7 +54,7 @@ use super::codegraph::Codegraph;
 use super::{PolicyFuture, SetupFuture, Variant};
 use crate::data::dataset::{Locations, push_unique};
 use crate::policy::fitted::cut;
-use crate::policy::{Driver, Task, secondary};
+use crate::policy::{Driver, Task};
 
 /// The `bm25` variant (see the module doc).
 pub struct Bm25;
@@ -140,13 +142,10 @@ pub async fn localize(driver: &mut Driver<'_>, task: &Task<'_>) -> anyhow::Resul
             out.error.unwrap_or_else(|| out.text.clone())
         );
     }
-    let ids = ranked_ids(out.structured.as_ref());
-    // Every level read from all the ranked documents, secondary files (build output,
-    // bundles, minified and generated files; the corpus has no tests) below source,
-    // then cut: a bundle that copies the source does not push the source out.
-    let all = docs_locations_uncut(&ids);
-    let loc = secondary::source_first(all, task.workdir, query);
-    Ok(cut(loc, ANSWER_LEN))
+    // Every level read from all the ranked documents: the run's last step
+    // (`policy::fitted::finish`) puts secondary files below source over all of them,
+    // then cuts, so a bundle that copies the source does not push the source out.
+    Ok(docs_locations_uncut(&ranked_ids(out.structured.as_ref())))
 }
 
 /// The document ids of a `search_functions` result, best first.
@@ -183,7 +182,8 @@ pub fn docs_locations(ids: &[String]) -> Locations {
     cut(docs_locations_uncut(ids), ANSWER_LEN)
 }
 
-/// [`docs_locations`] before the cut: every level of every ranked id.
+/// [`docs_locations`] before the cut: every level of every ranked id (the policy's
+/// answer, which the run cuts after putting source first).
 fn docs_locations_uncut(ids: &[String]) -> Locations {
     let mut loc = Locations::default();
     for id in ids {

@@ -2,7 +2,8 @@
 //! of the policy's pool written with its features, so fitting never runs a server.
 //!
 //! Per instance and variant the server is started and indexed, the policy answers
-//! its pool ([`crate::policy::fitted::POOL_LEN`] per level), and two orders are kept:
+//! its pool ([`crate::policy::fitted::POOL_LEN`] per level; `bm25`, the untuned
+//! reference, every document it ranked), and two orders are kept:
 //! the hand-weighted answer a run gives with the fitted ranker off (`hand_rank`, the
 //! rank in it, empty past [`ANSWER_LEN`]) and the pool with tests and derived code
 //! last, whose [`features`] a fitted model scores. `features.csv` has one row per
